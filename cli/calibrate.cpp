@@ -1,0 +1,12 @@
+// scaletwin calibrate: placeholder until the subcommand lands (replaced by its owner).
+#include "cli/command.hpp"
+#include "core/error.hpp"
+
+namespace scaletwin::cli {
+
+void add_calibrate_command(CLI::App& root, Action& action) {
+  auto* sub = root.add_subcommand("calibrate", "not implemented yet");
+  sub->callback([&action] { action = []() -> int { throw InternalError("calibrate: not implemented yet"); }; });
+}
+
+}  // namespace scaletwin::cli

@@ -1,0 +1,196 @@
+// Strict JSON reading with file and path in every error (see json_reader.hpp).
+#include "core/json_reader.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace scaletwin {
+
+Json parse_json_text(const std::string& text, const std::string& origin) {
+  try {
+    return Json::parse(text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/false);
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte is the offset of the error; report line and column.
+    size_t line = 1, col = 1;
+    for (size_t i = 0; i < text.size() && i + 1 < e.byte; ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+    throw InputError(origin, "", fmt::format("valid JSON (syntax error at line {}, column {})", line, col));
+  }
+}
+
+Json load_json_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "", "a readable file (it does not exist or cannot be opened)");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse_json_text(ss.str(), path);
+}
+
+std::string json_type_name(const Json& v) {
+  switch (v.type()) {
+    case Json::value_t::null: return "null";
+    case Json::value_t::object: return "an object";
+    case Json::value_t::array: return "an array";
+    case Json::value_t::string: return "a string";
+    case Json::value_t::boolean: return "a boolean";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned: return "an integer";
+    case Json::value_t::number_float: return "a number";
+    default: return "an unsupported value";
+  }
+}
+
+JsonObject::JsonObject(const Json& value, std::string file, std::string path)
+    : value_(&value), file_(std::move(file)), path_(std::move(path)) {
+  if (!value.is_object())
+    throw InputError(file_, path_.empty() ? "/" : path_, fmt::format("an object, got {}", json_type_name(value)));
+}
+
+bool JsonObject::has(const std::string& key) const { return value_->contains(key); }
+
+void JsonObject::ignore(const std::string& key) { used_.insert(key); }
+
+void JsonObject::fail(const std::string& key, const std::string& expected) const {
+  throw InputError(file_, path_of(key), expected);
+}
+
+const Json& JsonObject::require(const std::string& key) const {
+  used_.insert(key);
+  auto it = value_->find(key);
+  if (it == value_->end()) fail(key, "this required field (it is missing)");
+  return *it;
+}
+
+std::string JsonObject::get_string(const std::string& key) const {
+  const Json& v = require(key);
+  if (!v.is_string()) fail(key, fmt::format("a string, got {}", json_type_name(v)));
+  return v.get<std::string>();
+}
+
+std::string JsonObject::get_string(const std::string& key, const std::string& fallback) const {
+  if (!has(key)) {
+    used_.insert(key);
+    return fallback;
+  }
+  return get_string(key);
+}
+
+std::string JsonObject::get_enum(const std::string& key, const std::vector<std::string>& choices,
+                                 std::optional<std::string> fallback) const {
+  if (!has(key) && fallback) {
+    used_.insert(key);
+    return *fallback;
+  }
+  std::string s = get_string(key);
+  for (const auto& c : choices)
+    if (c == s) return s;
+  fail(key, fmt::format("one of {} (got \"{}\")", fmt::join(choices, ", "), s));
+}
+
+int64_t JsonObject::get_int(const std::string& key, std::optional<int64_t> fallback, int64_t min, int64_t max) const {
+  if (!has(key) && fallback) {
+    used_.insert(key);
+    return *fallback;
+  }
+  const Json& v = require(key);
+  int64_t out = 0;
+  if (v.is_number_integer()) {
+    out = v.get<int64_t>();
+  } else if (v.is_number_unsigned()) {
+    if (v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) fail(key, "an integer that fits in 64 bits");
+    out = static_cast<int64_t>(v.get<uint64_t>());
+  } else if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>() && std::fabs(v.get<double>()) < 9e18) {
+    out = static_cast<int64_t>(v.get<double>());
+  } else {
+    fail(key, fmt::format("an integer, got {}", json_type_name(v)));
+  }
+  if (out < min || out > max) {
+    if (max == INT64_MAX)
+      fail(key, fmt::format("an integer >= {} (got {})", min, out));
+    fail(key, fmt::format("an integer in [{}, {}] (got {})", min, max, out));
+  }
+  return out;
+}
+
+double JsonObject::get_number(const std::string& key, std::optional<double> fallback, double min, double max) const {
+  if (!has(key) && fallback) {
+    used_.insert(key);
+    return *fallback;
+  }
+  const Json& v = require(key);
+  if (!v.is_number()) fail(key, fmt::format("a number, got {}", json_type_name(v)));
+  const double out = v.get<double>();
+  if (!std::isfinite(out) || out < min || out > max)
+    fail(key, fmt::format("a number in [{}, {}] (got {})", min, max, out));
+  return out;
+}
+
+bool JsonObject::get_bool(const std::string& key, std::optional<bool> fallback) const {
+  if (!has(key) && fallback) {
+    used_.insert(key);
+    return *fallback;
+  }
+  const Json& v = require(key);
+  if (!v.is_boolean()) fail(key, fmt::format("true or false, got {}", json_type_name(v)));
+  return v.get<bool>();
+}
+
+double JsonObject::get_quantity(const std::string& key, Quantity kind, std::optional<double> fallback,
+                                bool allow_zero) const {
+  if (!has(key) && fallback) {
+    used_.insert(key);
+    return *fallback;
+  }
+  const Json& v = require(key);
+  double out = 0.0;
+  if (v.is_number()) {
+    out = v.get<double>();
+  } else if (v.is_string()) {
+    out = parse_quantity(v.get<std::string>(), kind, file_, path_of(key));
+  } else {
+    fail(key, fmt::format("a {} (a number or a string with units), got {}", quantity_name(kind), json_type_name(v)));
+  }
+  if (!std::isfinite(out) || out < 0.0 || (!allow_zero && out == 0.0))
+    fail(key, fmt::format("a {} {} (got {})", allow_zero ? "non-negative" : "positive", quantity_name(kind), out));
+  return out;
+}
+
+JsonObject JsonObject::get_object(const std::string& key) const {
+  const Json& v = require(key);
+  return JsonObject(v, file_, path_of(key));
+}
+
+const Json& JsonObject::get_array(const std::string& key) const {
+  const Json& v = require(key);
+  if (!v.is_array()) fail(key, fmt::format("an array, got {}", json_type_name(v)));
+  return v;
+}
+
+const Json* JsonObject::get_any(const std::string& key) const {
+  used_.insert(key);
+  auto it = value_->find(key);
+  return it == value_->end() ? nullptr : &*it;
+}
+
+void JsonObject::finish() const {
+  for (auto it = value_->begin(); it != value_->end(); ++it) {
+    if (used_.count(it.key())) continue;
+    std::vector<std::string> known(used_.begin(), used_.end());
+    throw InputError(file_, path_of(it.key()),
+                     fmt::format("a known field (unknown key \"{}\"; known keys here: {})", it.key(),
+                                 fmt::join(known, ", ")));
+  }
+}
+
+}  // namespace scaletwin

@@ -1,0 +1,94 @@
+// The IterationPlan: what one training iteration does on every endpoint, lowered from a Scenario.
+//
+// plan::lower turns (scenario, model, cluster, GPU count) into per-endpoint programs of items. An item is either a
+// compute op (a layer's forward, input-gradient, weight-gradient or update, on that endpoint) or this endpoint's
+// part of a collective (a CollectiveInstance: a Schedule plus the endpoints that play its ranks 0..p-1). An item
+// may start once the items listed in its deps (indices into the same endpoint's program) have completed; compute
+// items run one at a time per endpoint (one compute stream), communication items run concurrently with compute
+// (one communication engine per endpoint). Cross-endpoint ordering comes only from collectives.
+//
+// Sync plans: every endpoint runs its program once per iteration; the collectives couple them.
+// Async plans (ps async, and between nodes for mixed_async): a CollectiveInstance with on_demand = true is started
+// by its initiator (participants[0]) alone; the server endpoints serve such requests in arrival order and do not
+// list them in their programs. Staleness is measured by the backends.
+//
+// lower() is deterministic: the same inputs give the same plan and the same hash(); both backends print it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/model.hpp"
+#include "plan/scenario.hpp"
+#include "plan/schedule.hpp"
+#include "topology/cluster.hpp"
+
+namespace scaletwin::plan {
+
+enum class EndpointKind { kWorker, kServer };
+
+struct Endpoint {
+  EndpointKind kind = EndpointKind::kWorker;
+  std::string name;       // "w3" (worker 3), "ps1" (server shard 1)
+  int node = 0;           // cluster node
+  int device = -1;        // local device index, -1: the node's host CPU
+  int worker_index = -1;  // 0..workers-1 for workers
+};
+
+enum class Phase { kData, kForward, kBackwardInput, kBackwardWeight, kUpdate, kServerUpdate };
+const char* phase_name(Phase p);  // "data", "forward", "backward_input", "backward_weight", "update", "server_update"
+
+struct ComputeOp {
+  Phase phase = Phase::kForward;
+  int layer = -1;              // index in Model::layers, -1 when not tied to a layer
+  models::LayerClass layer_class = models::LayerClass::kMemory;
+  double flops = 0.0;          // for this endpoint's share (batch and model-parallel slice applied)
+  double bytes = 0.0;          // memory traffic, for the roofline
+  int64_t samples = 0;         // samples processed by this op
+};
+
+enum class CollectivePurpose { kGradients, kPsPushPull, kActivationGather, kGradientScatter, kLocalAggregation };
+const char* collective_purpose_name(CollectivePurpose p);
+
+struct CollectiveInstance {
+  int schedule = -1;               // index in IterationPlan::schedules
+  std::vector<int> participants;   // endpoint index playing each schedule rank
+  CollectivePurpose purpose = CollectivePurpose::kGradients;
+  std::string label;               // "bucket 2", "fc6 all-gather"
+  std::vector<int> layers;         // layers whose data it carries
+  bool on_demand = false;          // async: started by participants[0] alone, served in arrival order
+};
+
+struct Item {
+  enum class Kind { kCompute, kComm } kind = Kind::kCompute;
+  ComputeOp compute;               // kCompute
+  int collective = -1;             // kComm: index in IterationPlan::collectives
+  int rank_in_collective = -1;     // kComm: which schedule rank this endpoint plays
+  std::vector<int> deps;           // indices of earlier items of the same endpoint
+};
+
+struct EndpointProgram {
+  std::vector<Item> items;
+};
+
+enum class SyncKind { kSync, kAsync, kMixedAsync };
+
+struct IterationPlan {
+  SyncKind sync = SyncKind::kSync;
+  int workers = 1;
+  int nodes = 1;
+  int64_t batch_per_worker = 0;
+  int64_t global_batch = 0;
+  std::vector<Endpoint> endpoints;
+  std::vector<EndpointProgram> programs;   // one per endpoint
+  std::vector<Schedule> schedules;
+  std::vector<CollectiveInstance> collectives;
+
+  uint64_t hash() const;  // deterministic over everything above
+};
+
+// Throws InputError when the scheme cannot be lowered for this GPU count (e.g. more GPUs than the cluster has).
+IterationPlan lower(const Scenario& scenario, const models::Model& model, const topology::Cluster& cluster, int gpus);
+
+}  // namespace scaletwin::plan

@@ -1,0 +1,95 @@
+// A scenario: model + cluster + parallel scheme + batch + sweep + training options, typed and validated, SI units.
+//
+// Only plan/ reads scenario JSON (load_scenario); sim/ and exec/ receive these structs. The JSON format is
+// documented in scenarios/README.md; the scheme vocabulary is the one of ../shared/spec.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json_reader.hpp"
+
+namespace scaletwin::plan {
+
+enum class SchemeKind { kPs, kAllReduce, kHybrid };
+enum class PsMode { kSync, kAsync, kMixedAsync };
+enum class PsPlacement { kHostCpu, kDevice, kColocated, kDedicated };
+
+const char* ps_mode_name(PsMode m);
+const char* ps_placement_name(PsPlacement p);
+
+struct PsScheme {
+  PsMode mode = PsMode::kSync;
+  int servers = 1;
+  PsPlacement placement = PsPlacement::kColocated;
+  bool local_aggregation = false;
+};
+
+struct AllReduceScheme {
+  std::string algorithm = "ring";  // ring | interval_pairing | halving_doubling | double_binary_tree | direct | hierarchical
+  std::string intra = "ring";      // hierarchical only
+  std::string inter = "ring";      // hierarchical only
+  int64_t bucket_bytes = 25'000'000;
+  bool overlap = true;
+};
+
+struct Scheme {
+  SchemeKind kind = SchemeKind::kAllReduce;
+  // For kPs and kAllReduce, the scheme itself. For kHybrid, `data_parallel` says which of the two the replicated
+  // layers use, and model_parallel_layers lists the layers split by output neurons (empty + model_parallel_fc
+  // means "every fully connected layer").
+  SchemeKind data_parallel = SchemeKind::kAllReduce;
+  PsScheme ps;
+  AllReduceScheme allreduce;
+  std::vector<std::string> model_parallel_layers;
+  bool model_parallel_fc = true;
+
+  std::string describe() const;  // "allreduce(ring, 25 MB buckets, overlap)"
+  Json to_json() const;          // in the spec's vocabulary
+};
+
+// Reads a scheme object (spec vocabulary) at obj; errors name obj.file() and the path.
+Scheme parse_scheme(const JsonObject& obj);
+
+struct Training {
+  std::string data = "synthetic";   // synthetic | real
+  std::string dataset;              // "fashion-mnist" | "cifar10" (real data); default from the model's input
+  std::string dataset_path;         // directory holding the files; default: Debian's location
+  int64_t epochs = 0;               // 0: use iterations
+  int64_t iterations = 20;
+  int64_t warmup_iterations = 3;    // excluded from images/s
+  double learning_rate = 0.01;      // for the reference global batch below; scaled linearly (Goyal et al. 2017)
+  int64_t lr_reference_batch = 256;
+  int64_t lr_warmup_epochs = 0;
+  double momentum = 0.9;
+  double weight_decay = 5e-4;
+  uint64_t seed = 1;
+  std::string precision = "fp32";   // fp32 | bf16 | fp16
+};
+
+struct Scenario {
+  std::string file;                 // where it came from ("" for built-in)
+  std::string name;
+  std::string description;
+  std::string model;                // built-in name or path (resolved relative to the scenario file)
+  std::optional<std::vector<int64_t>> input;  // override: [C, H, W]
+  std::optional<int64_t> classes;   // override
+  std::string cluster;              // built-in name or path
+  int nodes = 1;
+  int gpus_per_node = 0;            // 0: all devices of the node
+  int64_t batch_per_gpu = 32;
+  Scheme scheme;
+  std::vector<int> sweep_gpus;      // GPU counts for predict; empty: nodes * gpus_per_node only
+  Training training;
+};
+
+// Loads and validates a scenario file; every error is an InputError naming the file, the JSON path and what was
+// expected. Unknown keys are errors.
+Scenario load_scenario(const std::string& path);
+Scenario parse_scenario(const Json& json, const std::string& file);
+// The scenario `scaletwin demo` runs when given none.
+Scenario default_scenario();
+
+}  // namespace scaletwin::plan

@@ -1,0 +1,133 @@
+// A cluster: node type, devices, links, network, as a graph; routes and placement of ranks.
+//
+// A ClusterSpec is what a cluster JSON file says (clusters/*.json, or a user's file). instantiate() turns it into a
+// Cluster with `nodes` nodes: a Boost.Graph graph whose vertices are devices (GPUs), host CPUs, switches inside a
+// node (PCIe switches, NVSwitch), NICs and network switches, and whose edges are links. Every link is full duplex
+// with `bandwidth_Bps` in each direction, unless `shared` (one capacity for both directions, e.g. a PCIe switch
+// uplink shared by a board's two GPUs is still full duplex, but a bus is shared). Routes are shortest paths (by
+// latency, then hops) and are the same in both directions.
+//
+// Rank placement: rank r runs on device r % devices_per_node of node r / devices_per_node (block placement).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace scaletwin::topology {
+
+struct DeviceType {
+  std::string name;                 // "K80 (GK210)", "H200 SXM"
+  double peak_flops = 0.0;          // FP32 FLOP/s
+  double peak_flops_half = 0.0;     // FP16/BF16 tensor FLOP/s (0 when none)
+  double memory_bytes = 0.0;
+  double memory_bandwidth_Bps = 0.0;
+};
+
+struct HostCpu {
+  std::string name;
+  int cores = 1;
+  double peak_flops = 0.0;          // whole host
+  double memory_bytes = 0.0;
+  double memory_bandwidth_Bps = 0.0;
+};
+
+struct LinkSpec {
+  double bandwidth_Bps = 0.0;       // per direction
+  double latency_s = 0.0;
+};
+
+enum class VertexKind { kDevice, kHostCpu, kSwitch, kNic, kNetworkSwitch };
+const char* vertex_kind_name(VertexKind k);
+
+// Inside a node: a tree of switches. Every entry attaches `child` to `parent` with a link; names are local to the
+// node ("gpu0".."gpuN-1", "cpu", "nic0".., and the switches the file declares).
+struct IntraLink {
+  std::string a, b;
+  LinkSpec link;
+  std::string kind;  // "pcie", "nvlink", "nvswitch", "qpi", "nic", "board" (for reports)
+};
+
+struct NodeSpec {
+  DeviceType device;
+  int devices_per_node = 1;
+  HostCpu cpu;
+  std::vector<std::string> switches;  // names of switch vertices inside the node
+  int nics = 0;
+  std::vector<IntraLink> links;
+};
+
+enum class NetworkKind { kNone, kStar, kFatTree };
+
+struct NetworkSpec {
+  NetworkKind kind = NetworkKind::kNone;
+  LinkSpec nic_link;                // NIC ↔ first switch, per NIC
+  double switch_latency_s = 0.0;
+  int nodes_per_leaf = 0;           // fat tree: nodes under one leaf switch
+  double oversubscription = 1.0;    // fat tree: leaf downlink capacity / uplink capacity
+  std::string assumption;           // what is assumed where the vendor gives no number
+};
+
+struct ClusterSpec {
+  std::string name;
+  std::string source;               // citation of the numbers
+  NodeSpec node;
+  NetworkSpec network;
+  int default_nodes = 1;
+  int max_nodes = 1 << 20;
+};
+
+struct Vertex {
+  VertexKind kind = VertexKind::kDevice;
+  std::string name;  // "node3/gpu1"
+  int node = -1;     // -1 for network switches
+  int local_index = -1;
+};
+
+struct Edge {
+  int a = -1, b = -1;  // vertex indices
+  LinkSpec link;
+  std::string kind;
+  std::string name;
+};
+
+struct Route {
+  std::vector<int> edges;  // edge indices, in order from source to destination
+  double latency_s = 0.0;
+  double bottleneck_Bps = 0.0;  // min bandwidth along the route (no contention)
+};
+
+class Cluster {
+ public:
+  Cluster(ClusterSpec spec, int nodes);  // throws InputError on an invalid spec or node count
+
+  const ClusterSpec& spec() const { return spec_; }
+  int nodes() const { return nodes_; }
+  int devices_per_node() const { return spec_.node.devices_per_node; }
+  int total_devices() const { return nodes_ * spec_.node.devices_per_node; }
+
+  const std::vector<Vertex>& vertices() const { return vertices_; }
+  const std::vector<Edge>& edges() const { return edges_; }
+
+  int device_vertex(int node, int local_device) const;
+  int cpu_vertex(int node) const;
+  int rank_device_vertex(int rank) const;  // block placement
+  int node_of_rank(int rank) const { return rank / spec_.node.devices_per_node; }
+
+  Route route(int from_vertex, int to_vertex) const;
+
+ private:
+  ClusterSpec spec_;
+  int nodes_;
+  std::vector<Vertex> vertices_;
+  std::vector<Edge> edges_;
+  struct Impl;
+  std::shared_ptr<const Impl> impl_;  // Boost.Graph adjacency list and cached routes
+};
+
+// A built-in name (clusters/NAME.json, embedded in the binary) or a path to a cluster JSON file.
+ClusterSpec load_cluster_spec(const std::string& name_or_file);
+std::vector<std::string> builtin_cluster_names();
+
+}  // namespace scaletwin::topology
