@@ -58,6 +58,10 @@ struct CollectiveInstance {
   std::string label;               // "bucket 2", "fc6 all-gather"
   std::vector<int> layers;         // layers whose data it carries
   bool on_demand = false;          // async: started by participants[0] alone, served in arrival order
+  // For a push served on demand: what every server participant computes once its part of the collective has
+  // completed (applying the update to its shard), before it serves the next request. phase == kServerUpdate.
+  bool has_serve_compute = false;
+  ComputeOp serve_compute;
 };
 
 struct Item {
