@@ -59,7 +59,7 @@ JsonObject::JsonObject(const Json& value, std::string file, std::string path)
 
 bool JsonObject::has(const std::string& key) const { return value_->contains(key); }
 
-void JsonObject::ignore(const std::string& key) { used_.insert(key); }
+void JsonObject::ignore(const std::string& key) const { used_.insert(key); }
 
 void JsonObject::fail(const std::string& key, const std::string& expected) const {
   throw InputError(file_, path_of(key), expected);

@@ -42,7 +42,7 @@ class JsonObject {
 
   bool has(const std::string& key) const;
   // Marks a key as known without reading it (documentation fields such as "comment", "source").
-  void ignore(const std::string& key);
+  void ignore(const std::string& key) const;
 
   std::string get_string(const std::string& key) const;
   std::string get_string(const std::string& key, const std::string& fallback) const;
