@@ -1,0 +1,256 @@
+// Loading and validating scenarios (see scenario.hpp; the format is documented in scenarios/README.md).
+//
+// Everything a scenario says is checked here, once: unknown keys, types, ranges, names of schemes and algorithms.
+// What needs the model or the cluster (layer names, GPU counts against the node size) is checked by lower().
+#include "plan/scenario.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+
+namespace scaletwin::plan {
+
+namespace {
+
+const std::vector<std::string> kFlatAlgorithms = {"ring", "interval_pairing", "halving_doubling",
+                                                  "double_binary_tree", "direct"};
+
+std::vector<std::string> all_algorithms() {
+  std::vector<std::string> out = kFlatAlgorithms;
+  out.push_back("hierarchical");
+  return out;
+}
+
+constexpr int kMaxNodes = 1 << 20;
+constexpr int kMaxGpus = 1 << 22;
+
+PsScheme parse_ps(const JsonObject& obj) {
+  PsScheme ps;
+  const std::string mode = obj.get_enum("mode", {"sync", "async", "mixed_async"}, std::string("sync"));
+  ps.mode = mode == "sync" ? PsMode::kSync : mode == "async" ? PsMode::kAsync : PsMode::kMixedAsync;
+  ps.servers = static_cast<int>(obj.get_int("servers", 1, 1, 1 << 16));
+  const std::string placement =
+      obj.get_enum("placement", {"host_cpu", "device", "colocated", "dedicated"}, std::string("colocated"));
+  ps.placement = placement == "host_cpu"   ? PsPlacement::kHostCpu
+                 : placement == "device"   ? PsPlacement::kDevice
+                 : placement == "colocated" ? PsPlacement::kColocated
+                                            : PsPlacement::kDedicated;
+  ps.local_aggregation = obj.get_bool("local_aggregation", false);
+  return ps;
+}
+
+AllReduceScheme parse_allreduce(const JsonObject& obj) {
+  AllReduceScheme ar;
+  ar.algorithm = obj.get_enum("algorithm", all_algorithms(), std::string("ring"));
+  ar.intra = obj.get_enum("intra", kFlatAlgorithms, std::string("ring"));
+  ar.inter = obj.get_enum("inter", kFlatAlgorithms, std::string("ring"));
+  if (ar.algorithm != "hierarchical" && (obj.has("intra") || obj.has("inter")))
+    obj.fail(obj.has("intra") ? "intra" : "inter", "no intra/inter algorithm unless \"algorithm\" is \"hierarchical\"");
+  ar.bucket_bytes = static_cast<int64_t>(obj.get_quantity("bucket_bytes", Quantity::kBytes, 25e6));
+  if (ar.bucket_bytes < 4) obj.fail("bucket_bytes", "at least 4 bytes (one float)");
+  ar.overlap = obj.get_bool("overlap", true);
+  return ar;
+}
+
+void parse_model_parallel(const JsonObject& obj, Scheme& scheme) {
+  const Json* mp = obj.get_any("model_parallel");
+  if (mp == nullptr || (mp->is_string() && mp->get<std::string>() == "fc")) {
+    scheme.model_parallel_fc = true;
+    return;
+  }
+  if (!mp->is_array() || mp->empty())
+    obj.fail("model_parallel", "the word \"fc\" or a non-empty list of layer names");
+  scheme.model_parallel_fc = false;
+  for (size_t i = 0; i < mp->size(); ++i) {
+    if (!(*mp)[i].is_string())
+      throw InputError(obj.file(), fmt::format("{}/{}", obj.path_of("model_parallel"), i), "a layer name (a string)");
+    scheme.model_parallel_layers.push_back((*mp)[i].get<std::string>());
+  }
+}
+
+std::vector<int64_t> parse_input(const JsonObject& obj) {
+  const Json& arr = obj.get_array("input");
+  if (arr.size() != 3) obj.fail("input", "[C, H, W]: three positive integers");
+  std::vector<int64_t> out;
+  for (const auto& v : arr) {
+    if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<int64_t>() > 100000)
+      obj.fail("input", "[C, H, W]: three positive integers (at most 100000)");
+    out.push_back(v.get<int64_t>());
+  }
+  return out;
+}
+
+Training parse_training(const JsonObject& obj) {
+  Training t;
+  obj.ignore("comment");
+  t.data = obj.get_enum("data", {"synthetic", "real"}, std::string("synthetic"));
+  t.dataset = obj.get_enum("dataset", {"", "fashion-mnist", "cifar10"}, std::string(""));
+  t.dataset_path = obj.get_string("dataset_path", "");
+  if (!t.dataset_path.empty()) t.dataset_path = resolve_relative(t.dataset_path, obj.file());
+  t.epochs = obj.get_int("epochs", 0, 0, 100000);
+  t.iterations = obj.get_int("iterations", 20, 1, 100000000);
+  t.warmup_iterations = obj.get_int("warmup_iterations", 3, 0, 100000);
+  t.learning_rate = obj.get_number("learning_rate", 0.01, 1e-12, 1e6);
+  t.lr_reference_batch = obj.get_int("lr_reference_batch", 256, 1, 1 << 30);
+  t.lr_warmup_epochs = obj.get_int("lr_warmup_epochs", 0, 0, 10000);
+  t.momentum = obj.get_number("momentum", 0.9, 0.0, 0.9999);
+  t.weight_decay = obj.get_number("weight_decay", 5e-4, 0.0, 1.0);
+  t.seed = static_cast<uint64_t>(obj.get_int("seed", 1, 0));
+  t.precision = obj.get_enum("precision", {"fp32", "bf16", "fp16"}, std::string("fp32"));
+  obj.finish();
+  return t;
+}
+
+}  // namespace
+
+const char* ps_mode_name(PsMode m) {
+  switch (m) {
+    case PsMode::kSync: return "sync";
+    case PsMode::kAsync: return "async";
+    case PsMode::kMixedAsync: return "mixed_async";
+  }
+  return "?";
+}
+
+const char* ps_placement_name(PsPlacement p) {
+  switch (p) {
+    case PsPlacement::kHostCpu: return "host_cpu";
+    case PsPlacement::kDevice: return "device";
+    case PsPlacement::kColocated: return "colocated";
+    case PsPlacement::kDedicated: return "dedicated";
+  }
+  return "?";
+}
+
+Scheme parse_scheme(const JsonObject& obj) {
+  Scheme scheme;
+  obj.ignore("comment");
+  const std::string name = obj.get_enum("name", {"ps", "allreduce", "hybrid"});
+  if (name == "ps") {
+    scheme.kind = SchemeKind::kPs;
+    scheme.data_parallel = SchemeKind::kPs;
+    scheme.ps = parse_ps(obj);
+  } else if (name == "allreduce") {
+    scheme.kind = SchemeKind::kAllReduce;
+    scheme.allreduce = parse_allreduce(obj);
+  } else {
+    scheme.kind = SchemeKind::kHybrid;
+    parse_model_parallel(obj, scheme);
+    if (obj.has("data_parallel")) {
+      const JsonObject dp = obj.get_object("data_parallel");
+      const Scheme inner = parse_scheme(dp);
+      if (inner.kind == SchemeKind::kHybrid) dp.fail("name", "\"ps\" or \"allreduce\" (a hybrid cannot nest)");
+      scheme.data_parallel = inner.kind;
+      scheme.ps = inner.ps;
+      scheme.allreduce = inner.allreduce;
+    } else {
+      obj.ignore("data_parallel");
+      scheme.data_parallel = SchemeKind::kAllReduce;
+    }
+  }
+  obj.finish();
+  return scheme;
+}
+
+Json Scheme::to_json() const {
+  auto dp_json = [this](SchemeKind k) {
+    if (k == SchemeKind::kPs)
+      return Json{{"name", "ps"},
+                  {"mode", ps_mode_name(ps.mode)},
+                  {"servers", ps.servers},
+                  {"placement", ps_placement_name(ps.placement)},
+                  {"local_aggregation", ps.local_aggregation}};
+    Json j{{"name", "allreduce"},
+           {"algorithm", allreduce.algorithm},
+           {"bucket_bytes", allreduce.bucket_bytes},
+           {"overlap", allreduce.overlap}};
+    if (allreduce.algorithm == "hierarchical") {
+      j["intra"] = allreduce.intra;
+      j["inter"] = allreduce.inter;
+    }
+    return j;
+  };
+  if (kind != SchemeKind::kHybrid) return dp_json(kind);
+  Json j{{"name", "hybrid"}, {"data_parallel", dp_json(data_parallel)}};
+  j["model_parallel"] = model_parallel_fc ? Json("fc") : Json(model_parallel_layers);
+  return j;
+}
+
+std::string Scheme::describe() const {
+  auto dp = [this](SchemeKind k) {
+    if (k == SchemeKind::kPs)
+      return fmt::format("ps({}, {} server{}, {}{})", ps_mode_name(ps.mode), ps.servers, ps.servers == 1 ? "" : "s",
+                         ps_placement_name(ps.placement), ps.local_aggregation ? ", local aggregation" : "");
+    const std::string algo = allreduce.algorithm == "hierarchical"
+                                 ? fmt::format("hierarchical {}/{}", allreduce.intra, allreduce.inter)
+                                 : allreduce.algorithm;
+    return fmt::format("allreduce({}, {} buckets{})", algo, format_bytes(static_cast<double>(allreduce.bucket_bytes)),
+                       allreduce.overlap ? ", overlapped" : ", no overlap");
+  };
+  if (kind != SchemeKind::kHybrid) return dp(kind);
+  return fmt::format("hybrid({} + model-parallel {})", dp(data_parallel),
+                     model_parallel_fc ? std::string("fc") : fmt::format("{}", fmt::join(model_parallel_layers, ",")));
+}
+
+Scenario parse_scenario(const Json& json, const std::string& file) {
+  const JsonObject obj = JsonObject::root(json, file);
+  Scenario s;
+  s.file = file;
+  obj.ignore("comment");
+  s.name = obj.get_string("name", "");
+  s.description = obj.get_string("description", "");
+  s.model = obj.get_string("model");
+  if (s.model.empty()) obj.fail("model", "a built-in model name or a model file path");
+  if (s.model.find('/') != std::string::npos || s.model.ends_with(".json")) s.model = resolve_relative(s.model, file);
+  if (obj.has("input")) s.input = parse_input(obj);
+  if (obj.has("classes")) s.classes = obj.get_int("classes", std::nullopt, 1, 1000000);
+  s.cluster = obj.get_string("cluster");
+  if (s.cluster.empty()) obj.fail("cluster", "a built-in cluster name or a cluster file path");
+  if (s.cluster.find('/') != std::string::npos || s.cluster.ends_with(".json"))
+    s.cluster = resolve_relative(s.cluster, file);
+  s.nodes = static_cast<int>(obj.get_int("nodes", 1, 1, kMaxNodes));
+  s.gpus_per_node = static_cast<int>(obj.get_int("gpus_per_node", 0, 0, 4096));
+  s.batch_per_gpu = obj.get_int("batch_per_gpu", 32, 1, 1 << 20);
+  s.scheme = obj.has("scheme") ? parse_scheme(obj.get_object("scheme")) : Scheme{};
+  if (obj.has("sweep")) {
+    const JsonObject sweep = obj.get_object("sweep");
+    sweep.ignore("comment");
+    const Json& gpus = sweep.get_array("gpus");
+    for (size_t i = 0; i < gpus.size(); ++i) {
+      const Json& g = gpus[i];
+      if (!g.is_number_integer() || g.get<int64_t>() < 1 || g.get<int64_t>() > kMaxGpus)
+        throw InputError(file, fmt::format("/sweep/gpus/{}", i), fmt::format("a GPU count in [1, {}]", kMaxGpus));
+      s.sweep_gpus.push_back(g.get<int>());
+    }
+    if (s.sweep_gpus.empty()) sweep.fail("gpus", "a non-empty list of GPU counts");
+    sweep.finish();
+  }
+  s.training = obj.has("training") ? parse_training(obj.get_object("training")) : Training{};
+  if (!obj.has("training")) obj.ignore("training");
+  if (s.training.warmup_iterations >= s.training.iterations && s.training.epochs == 0)
+    throw InputError(file, "/training/warmup_iterations", "fewer warm-up iterations than iterations");
+  obj.finish();
+  return s;
+}
+
+Scenario load_scenario(const std::string& path) { return parse_scenario(load_json_file(path), path); }
+
+Scenario default_scenario() {
+  // The seed paper's setting (Campos et al., CCGrid 2017): ResNet-50 on BSC's K80 cluster, synchronous parameter
+  // servers colocated with the workers, one shard per node, gradients summed inside each node first.
+  const char* text = R"({
+    "name": "default: bsc-resnet50-sync-ps",
+    "description": "ResNet-50 on BSC Minotauro K80 nodes, synchronous PS, 1-64 GPUs",
+    "model": "resnet50",
+    "cluster": "bsc-minotauro-k80",
+    "nodes": 16,
+    "gpus_per_node": 4,
+    "batch_per_gpu": 64,
+    "scheme": {"name": "ps", "mode": "sync", "servers": 16, "placement": "colocated", "local_aggregation": true},
+    "sweep": {"gpus": [1, 2, 4, 8, 16, 32, 64]}
+  })";
+  return parse_scenario(parse_json_text(text, "<default scenario>"), "<default scenario>");
+}
+
+}  // namespace scaletwin::plan
