@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,8 @@ enum class LayerClass { kConv, kMatmul, kMemory };
 const char* layer_kind_name(LayerKind kind);  // "conv", "batchnorm", "relu", ... (the JSON "type" strings)
 LayerClass layer_class(LayerKind kind);
 const char* layer_class_name(LayerClass c);    // "conv", "matmul", "memory"
+const std::vector<LayerKind>& all_layer_kinds();  // in declaration order
+std::optional<LayerKind> layer_kind_from_name(const std::string& name);  // inverse of layer_kind_name
 
 struct Shape {
   int64_t c = 0, h = 1, w = 1;
@@ -55,6 +58,7 @@ struct ConvParams {
   int64_t dilation_h = 1, dilation_w = 1;
   int64_t groups = 1;
   bool bias = false;
+  bool operator==(const ConvParams&) const = default;
 };
 
 struct PoolParams {
@@ -63,11 +67,13 @@ struct PoolParams {
   int64_t pad_h = 0, pad_w = 0;
   bool ceil_mode = false;
   bool count_include_pad = true;  // average pooling only
+  bool operator==(const PoolParams&) const = default;
 };
 
 struct FcParams {
   int64_t out_features = 0;
   bool bias = true;
+  bool operator==(const FcParams&) const = default;
 };
 
 struct Layer {
@@ -92,6 +98,7 @@ struct Layer {
 
   LayerClass layer_class() const { return models::layer_class(kind); }
   bool has_weights() const { return params > 0; }
+  bool operator==(const Layer&) const = default;  // every field, costs included
 };
 
 struct Model {
@@ -106,6 +113,7 @@ struct Model {
   int64_t weight_bytes() const;
   int64_t activation_bytes_per_sample() const;  // sum over layers
   int index_of(const std::string& layer_name) const;  // -1 when absent
+  bool operator==(const Model&) const = default;
 };
 
 }  // namespace scaletwin::models

@@ -1,0 +1,44 @@
+// The built-in models of the spec (../shared/spec.md, "Built-in names"), built with ModelBuilder.
+//
+//   lenet5          1×28×28, 10 classes: conv 6 5×5 pad 2, relu, maxpool 2, conv 16 5×5, relu, maxpool 2,
+//                   fc 120, relu, fc 84, relu, fc 10 (61,706 parameters; the peer's LeNet5 in
+//                   shared/peers/torch_models.py)
+//   resnet18_cifar  3×32×32, 10: the usual CIFAR ResNet-18 of the peer (3×3 stem, no max pool, 4 stages of 2 basic
+//                   blocks, 64..512 channels, 1×1 projection shortcuts with batch norm; 11,173,962 parameters)
+//   vgg16_cifar     3×32×32, 10: the 13 3×3 convolutions of VGG-16, each with bias, batch norm and relu, 5 max
+//                   pools, then the 4096-wide head 512→4096→4096→classes with relu and dropout 0.5 (the CIFAR VGG
+//                   of HAN et al.'s hybrid-parallel experiments, whose point is a large fully connected part)
+//   alexnet         3×224×224, 1000: the single-tower AlexNet of tf_cnn_benchmarks: conv 64 11×11/4, maxpool 3/2,
+//                   conv 192 5×5, maxpool 3/2, conv 384, 384, 256 3×3, maxpool 3/2, fc 4096, 4096 with dropout,
+//                   fc classes; convolutions have biases, no LRN. tf_cnn_benchmarks feeds 227×227 images to a
+//                   VALID 11×11/4 convolution; we pad a 224 image by 2, which gives the same 55×55 output.
+//   vgg16           3×224×224, 1000: torchvision's vgg16 (no batch norm)
+//   resnet18, resnet50, resnet152   3×224×224, 1000: torchvision's, v1.5 (stride in the 3×3 of a bottleneck)
+//   inception_v3    3×299×299, 1000: torchvision's, auxiliary head excluded (convolutions without bias, batch
+//                   norm with eps 0.001, count_include_pad average pools, dropout before the classifier)
+// Every model ends with fc → softmax_cross_entropy. An input override changes the spatial sizes all the way
+// down (the first fully connected layer of lenet5, alexnet and the VGGs takes whatever the last pool gives; there
+// is no adaptive pooling), a classes override changes the classifier.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/model.hpp"
+
+namespace scaletwin::models {
+
+std::vector<std::string> builtin_model_names();
+bool is_builtin_model(const std::string& name);
+
+// The default input shape and number of classes of a built-in model (InputError for an unknown name).
+Shape builtin_model_input(const std::string& name);
+int64_t builtin_model_classes(const std::string& name);
+
+// Builds a built-in model, optionally with another input shape and number of classes. An unknown name is an
+// InputError listing the known ones; an input too small for the model is an InputError naming the layer.
+Model make_builtin_model(const std::string& name, std::optional<Shape> input = std::nullopt,
+                         std::optional<int64_t> classes = std::nullopt);
+
+}  // namespace scaletwin::models

@@ -1,0 +1,121 @@
+// Inception-v3 as in torchvision (models/inception.py), auxiliary classifier excluded.
+//
+// Every convolution is torchvision's BasicConv2d: conv without bias → batch norm (eps 0.001) → relu. Average pools
+// in the blocks are 3×3, stride 1, padding 1, counting the padding (PyTorch's default). Blocks:
+//   stem: 32 3×3/2, 32 3×3, 64 3×3 pad 1, maxpool 3/2, 80 1×1, 192 3×3, maxpool 3/2
+//   Mixed_5b,c,d (A, pool features 32, 64, 64) · Mixed_6a (B) · Mixed_6b..e (C, 7×7 channels 128, 160, 160, 192)
+//   Mixed_7a (D) · Mixed_7b,c (E) · global average pool, dropout 0.5, fc 2048 → classes
+// Each branch ends in a concat along channels, in torchvision's order.
+#include <string>
+#include <vector>
+
+#include "models/zoo_parts.hpp"
+
+namespace scaletwin::models::zoo_detail {
+
+namespace {
+
+constexpr double kEps = 0.001;
+
+// BasicConv2d with a kh×kw kernel, given stride and padding.
+int basic(ModelBuilder& b, const std::string& name, int from, int64_t out, int64_t kh, int64_t kw, int64_t stride = 1,
+          int64_t pad_h = 0, int64_t pad_w = 0) {
+  return conv_bn_relu(b, name, from, conv_params(out, kh, kw, stride, pad_h, pad_w), kEps);
+}
+int basic1(ModelBuilder& b, const std::string& name, int from, int64_t out) { return basic(b, name, from, out, 1, 1); }
+
+int pool_branch(ModelBuilder& b, const std::string& p, int from, int64_t out) {
+  const int x = b.avgpool(p + ".branch_pool.avgpool", from, 3, 1, 1);
+  return basic1(b, p + ".branch_pool", x, out);
+}
+
+int inception_a(ModelBuilder& b, const std::string& p, int x, int64_t pool_features) {
+  const int b1 = basic1(b, p + ".branch1x1", x, 64);
+  int b5 = basic1(b, p + ".branch5x5_1", x, 48);
+  b5 = basic(b, p + ".branch5x5_2", b5, 64, 5, 5, 1, 2, 2);
+  int b3 = basic1(b, p + ".branch3x3dbl_1", x, 64);
+  b3 = basic(b, p + ".branch3x3dbl_2", b3, 96, 3, 3, 1, 1, 1);
+  b3 = basic(b, p + ".branch3x3dbl_3", b3, 96, 3, 3, 1, 1, 1);
+  const int bp = pool_branch(b, p, x, pool_features);
+  return b.concat(p + ".concat", {b1, b5, b3, bp});
+}
+
+int inception_b(ModelBuilder& b, const std::string& p, int x) {
+  const int b3 = basic(b, p + ".branch3x3", x, 384, 3, 3, 2);
+  int bd = basic1(b, p + ".branch3x3dbl_1", x, 64);
+  bd = basic(b, p + ".branch3x3dbl_2", bd, 96, 3, 3, 1, 1, 1);
+  bd = basic(b, p + ".branch3x3dbl_3", bd, 96, 3, 3, 2);
+  const int bp = b.maxpool(p + ".branch_pool", x, 3, 2);
+  return b.concat(p + ".concat", {b3, bd, bp});
+}
+
+int inception_c(ModelBuilder& b, const std::string& p, int x, int64_t c7) {
+  const int b1 = basic1(b, p + ".branch1x1", x, 192);
+  int b7 = basic1(b, p + ".branch7x7_1", x, c7);
+  b7 = basic(b, p + ".branch7x7_2", b7, c7, 1, 7, 1, 0, 3);
+  b7 = basic(b, p + ".branch7x7_3", b7, 192, 7, 1, 1, 3, 0);
+  int bd = basic1(b, p + ".branch7x7dbl_1", x, c7);
+  bd = basic(b, p + ".branch7x7dbl_2", bd, c7, 7, 1, 1, 3, 0);
+  bd = basic(b, p + ".branch7x7dbl_3", bd, c7, 1, 7, 1, 0, 3);
+  bd = basic(b, p + ".branch7x7dbl_4", bd, c7, 7, 1, 1, 3, 0);
+  bd = basic(b, p + ".branch7x7dbl_5", bd, 192, 1, 7, 1, 0, 3);
+  const int bp = pool_branch(b, p, x, 192);
+  return b.concat(p + ".concat", {b1, b7, bd, bp});
+}
+
+int inception_d(ModelBuilder& b, const std::string& p, int x) {
+  int b3 = basic1(b, p + ".branch3x3_1", x, 192);
+  b3 = basic(b, p + ".branch3x3_2", b3, 320, 3, 3, 2);
+  int b7 = basic1(b, p + ".branch7x7x3_1", x, 192);
+  b7 = basic(b, p + ".branch7x7x3_2", b7, 192, 1, 7, 1, 0, 3);
+  b7 = basic(b, p + ".branch7x7x3_3", b7, 192, 7, 1, 1, 3, 0);
+  b7 = basic(b, p + ".branch7x7x3_4", b7, 192, 3, 3, 2);
+  const int bp = b.maxpool(p + ".branch_pool", x, 3, 2);
+  return b.concat(p + ".concat", {b3, b7, bp});
+}
+
+int inception_e(ModelBuilder& b, const std::string& p, int x) {
+  const int b1 = basic1(b, p + ".branch1x1", x, 320);
+  const int b3 = basic1(b, p + ".branch3x3_1", x, 384);
+  const int b3a = basic(b, p + ".branch3x3_2a", b3, 384, 1, 3, 1, 0, 1);
+  const int b3b = basic(b, p + ".branch3x3_2b", b3, 384, 3, 1, 1, 1, 0);
+  const int b3cat = b.concat(p + ".branch3x3", {b3a, b3b});
+  int bd = basic1(b, p + ".branch3x3dbl_1", x, 448);
+  bd = basic(b, p + ".branch3x3dbl_2", bd, 384, 3, 3, 1, 1, 1);
+  const int bda = basic(b, p + ".branch3x3dbl_3a", bd, 384, 1, 3, 1, 0, 1);
+  const int bdb = basic(b, p + ".branch3x3dbl_3b", bd, 384, 3, 1, 1, 1, 0);
+  const int bdcat = b.concat(p + ".branch3x3dbl", {bda, bdb});
+  const int bp = pool_branch(b, p, x, 192);
+  return b.concat(p + ".concat", {b1, b3cat, bdcat, bp});
+}
+
+}  // namespace
+
+Model make_inception_v3(const std::string& name, Shape input, int64_t classes) {
+  ModelBuilder b(name, input, classes);
+  int x = basic(b, "Conv2d_1a_3x3", b.input(), 32, 3, 3, 2);
+  x = basic(b, "Conv2d_2a_3x3", x, 32, 3, 3);
+  x = basic(b, "Conv2d_2b_3x3", x, 64, 3, 3, 1, 1, 1);
+  x = b.maxpool("maxpool1", x, 3, 2);
+  x = basic1(b, "Conv2d_3b_1x1", x, 80);
+  x = basic(b, "Conv2d_4a_3x3", x, 192, 3, 3);
+  x = b.maxpool("maxpool2", x, 3, 2);
+  x = inception_a(b, "Mixed_5b", x, 32);
+  x = inception_a(b, "Mixed_5c", x, 64);
+  x = inception_a(b, "Mixed_5d", x, 64);
+  x = inception_b(b, "Mixed_6a", x);
+  x = inception_c(b, "Mixed_6b", x, 128);
+  x = inception_c(b, "Mixed_6c", x, 160);
+  x = inception_c(b, "Mixed_6d", x, 160);
+  x = inception_c(b, "Mixed_6e", x, 192);
+  x = inception_d(b, "Mixed_7a", x);
+  x = inception_e(b, "Mixed_7b", x);
+  x = inception_e(b, "Mixed_7c", x);
+  x = b.global_avgpool("avgpool", x);
+  x = b.dropout("dropout", x, 0.5);
+  x = b.fc("fc", x, b.classes());
+  b.softmax_cross_entropy("loss", x);
+  return b.build();
+}
+
+}  // namespace scaletwin::models::zoo_detail

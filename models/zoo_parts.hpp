@@ -1,0 +1,27 @@
+// Internal to models/: the builders of each family of built-in models, shared by zoo.cpp (the registry),
+// zoo_resnet.cpp and zoo_inception.cpp. Not part of the public API; use zoo.hpp.
+#pragma once
+
+#include <string>
+
+#include "models/builder.hpp"
+
+namespace scaletwin::models::zoo_detail {
+
+// ResNets: `bottleneck` selects torchvision's Bottleneck (v1.5) over BasicBlock; `cifar_stem` the 3×3 stem without
+// max pool of the CIFAR variant. blocks: per stage.
+struct ResNetSpec {
+  bool bottleneck = false;
+  bool cifar_stem = false;
+  int blocks[4] = {2, 2, 2, 2};
+};
+Model make_resnet(const std::string& name, Shape input, int64_t classes, const ResNetSpec& spec);
+
+Model make_inception_v3(const std::string& name, Shape input, int64_t classes);
+
+// conv (no bias) → batchnorm(eps) → relu, named <prefix>.conv / .bn / .relu; returns the relu.
+int conv_bn_relu(ModelBuilder& b, const std::string& prefix, int from, const ConvParams& p, double bn_eps = 1e-5);
+ConvParams conv_params(int64_t out_channels, int64_t kernel_h, int64_t kernel_w, int64_t stride = 1,
+                       int64_t pad_h = 0, int64_t pad_w = 0);
+
+}  // namespace scaletwin::models::zoo_detail

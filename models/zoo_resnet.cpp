@@ -1,0 +1,70 @@
+// The ResNets of the zoo: torchvision's resnet18 / resnet50 / resnet152 (v1.5: in a bottleneck the stride sits on
+// the 3×3 convolution) and the CIFAR ResNet-18 of the PyTorch peer (shared/peers/torch_models.py).
+//
+// Layer names follow torchvision: conv1, bn1, relu, maxpool, layer<s>.<b>.conv1 / bn1 / relu1 / conv2 ...,
+// layer<s>.<b>.downsample.0 (conv) and .1 (bn), layer<s>.<b>.add and .relu (after the residual sum), avgpool, fc.
+// Convolutions have no bias; batch norm has eps 1e-5; the shortcut is a 1×1 projection with batch norm exactly
+// when the stride is not 1 or the channel count changes, else the identity.
+#include <fmt/format.h>
+
+#include "models/zoo_parts.hpp"
+
+namespace scaletwin::models::zoo_detail {
+
+namespace {
+
+int shortcut(ModelBuilder& b, const std::string& prefix, int from, int64_t out_channels, int64_t stride) {
+  if (stride == 1 && b.shape(from).c == out_channels) return from;
+  const int x = b.conv(prefix + ".downsample.0", from, out_channels, 1, stride, 0, false);
+  return b.batchnorm(prefix + ".downsample.1", x);
+}
+
+// BasicBlock: 3×3 (stride) → bn → relu → 3×3 → bn, + shortcut, relu.
+int basic_block(ModelBuilder& b, const std::string& prefix, int from, int64_t width, int64_t stride) {
+  int x = b.conv(prefix + ".conv1", from, width, 3, stride, 1);
+  x = b.relu(prefix + ".relu1", b.batchnorm(prefix + ".bn1", x));
+  x = b.conv(prefix + ".conv2", x, width, 3, 1, 1);
+  x = b.batchnorm(prefix + ".bn2", x);
+  const int sc = shortcut(b, prefix, from, width, stride);
+  return b.relu(prefix + ".relu", b.add(prefix + ".add", {x, sc}));
+}
+
+// Bottleneck (v1.5): 1×1 → bn → relu → 3×3 (stride) → bn → relu → 1×1 (4·width) → bn, + shortcut, relu.
+int bottleneck_block(ModelBuilder& b, const std::string& prefix, int from, int64_t width, int64_t stride) {
+  int x = b.conv(prefix + ".conv1", from, width, 1, 1, 0);
+  x = b.relu(prefix + ".relu1", b.batchnorm(prefix + ".bn1", x));
+  x = b.conv(prefix + ".conv2", x, width, 3, stride, 1);
+  x = b.relu(prefix + ".relu2", b.batchnorm(prefix + ".bn2", x));
+  x = b.conv(prefix + ".conv3", x, 4 * width, 1, 1, 0);
+  x = b.batchnorm(prefix + ".bn3", x);
+  const int sc = shortcut(b, prefix, from, 4 * width, stride);
+  return b.relu(prefix + ".relu", b.add(prefix + ".add", {x, sc}));
+}
+
+}  // namespace
+
+Model make_resnet(const std::string& name, Shape input, int64_t classes, const ResNetSpec& spec) {
+  ModelBuilder b(name, input, classes);
+  int x = 0;
+  if (spec.cifar_stem) {
+    x = b.relu("relu", b.batchnorm("bn1", b.conv("conv1", b.input(), 64, 3, 1, 1)));
+  } else {
+    x = b.relu("relu", b.batchnorm("bn1", b.conv("conv1", b.input(), 64, 7, 2, 3)));
+    x = b.maxpool("maxpool", x, 3, 2, 1);
+  }
+  static const int64_t kWidths[4] = {64, 128, 256, 512};
+  for (int stage = 0; stage < 4; ++stage) {
+    for (int block = 0; block < spec.blocks[stage]; ++block) {
+      const std::string prefix = fmt::format("layer{}.{}", stage + 1, block);
+      const int64_t stride = (stage > 0 && block == 0) ? 2 : 1;
+      x = spec.bottleneck ? bottleneck_block(b, prefix, x, kWidths[stage], stride)
+                          : basic_block(b, prefix, x, kWidths[stage], stride);
+    }
+  }
+  x = b.global_avgpool("avgpool", x);
+  x = b.fc("fc", x, b.classes());
+  b.softmax_cross_entropy("loss", x);
+  return b.build();
+}
+
+}  // namespace scaletwin::models::zoo_detail
