@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "core/json_reader.hpp"
+
 namespace scaletwin::topology {
 
 struct DeviceType {
@@ -36,6 +38,7 @@ struct HostCpu {
 struct LinkSpec {
   double bandwidth_Bps = 0.0;       // per direction
   double latency_s = 0.0;
+  bool shared = false;              // one capacity for both directions (a bus), else full duplex
 };
 
 enum class VertexKind { kDevice, kHostCpu, kSwitch, kNic, kNetworkSwitch };
@@ -55,7 +58,8 @@ struct NodeSpec {
   HostCpu cpu;
   std::vector<std::string> switches;  // names of switch vertices inside the node
   int nics = 0;
-  std::vector<IntraLink> links;
+  std::vector<IntraLink> links;     // expanded: "for_each_device" templates are resolved at load
+  std::string device_prefix = "gpu";  // local device names are device_prefix + index ("core" for local-cpu)
 };
 
 enum class NetworkKind { kNone, kStar, kFatTree };
@@ -76,6 +80,7 @@ struct ClusterSpec {
   NetworkSpec network;
   int default_nodes = 1;
   int max_nodes = 1 << 20;
+  std::string file;                 // where the spec was read from, for messages ("clusters/NAME.json (built-in)")
 };
 
 struct Vertex {
@@ -117,6 +122,13 @@ class Cluster {
 
   Route route(int from_vertex, int to_vertex) const;
 
+  // Added: NIC `nic` of `node`; the vertex of a local name ("gpu1", "board0", "cpu") on `node`, -1 if none;
+  // the leaf switch above `node` in a fat tree (-1 otherwise); the vertices of a route, from `from` to its end.
+  int nic_vertex(int node, int nic) const;
+  int local_vertex(int node, const std::string& local_name) const;
+  int leaf_of_node(int node) const;
+  std::vector<int> route_vertices(int from_vertex, const Route& route) const;
+
  private:
   ClusterSpec spec_;
   int nodes_;
@@ -124,10 +136,26 @@ class Cluster {
   std::vector<Edge> edges_;
   struct Impl;
   std::shared_ptr<const Impl> impl_;  // Boost.Graph adjacency list and cached routes
+  int local_vertex(int node, const std::string& local_name, const Impl& impl) const;
+  void build_network(Impl& impl);
 };
 
 // A built-in name (clusters/NAME.json, embedded in the binary) or a path to a cluster JSON file.
 ClusterSpec load_cluster_spec(const std::string& name_or_file);
 std::vector<std::string> builtin_cluster_names();
+
+// Added: reads a cluster JSON document (format in clusters/README.md); `file` names it in errors. Resolves
+// "devices_per_node": "auto" (std::thread::hardware_concurrency()) and expands "for_each_device" links.
+ClusterSpec parse_cluster_spec(const Json& json, const std::string& file);
+// The embedded text of a built-in cluster file; empty when `name` is not built in.
+std::string builtin_cluster_text(const std::string& name);
+// load_cluster_spec + Cluster; nodes <= 0 means the spec's default_nodes.
+Cluster load_cluster(const std::string& name_or_file, int nodes = 0);
+
+// For `scaletwin describe --cluster`: devices, links (bandwidth per direction, latency), and routes between
+// representative pairs (same switch/board, same node other board, device ↔ host CPU, other node, other leaf),
+// each with latency, bottleneck bandwidth and hops.
+Json describe_cluster_json(const Cluster& cluster);
+std::string format_cluster_table(const Cluster& cluster);
 
 }  // namespace scaletwin::topology
