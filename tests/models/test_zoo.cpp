@@ -1,0 +1,135 @@
+// The built-in models: exact parameter counts against the spec's references and the PyTorch peer, the ResNet-50
+// forward cost, overrides of input and classes, and the error for an unknown name.
+#include <catch2/catch.hpp>
+
+#include "core/error.hpp"
+#include "models/zoo.hpp"
+
+using namespace scaletwin;
+using namespace scaletwin::models;
+
+TEST_CASE("zoo: parameter counts match the spec's references exactly") {
+  CHECK(make_builtin_model("resnet50").params() == 25'557'032);
+  CHECK(make_builtin_model("resnet152").params() == 60'192'808);
+  CHECK(make_builtin_model("vgg16").params() == 138'357'544);
+  CHECK(make_builtin_model("inception_v3").params() == 23'834'568);
+  CHECK(make_builtin_model("resnet18").params() == 11'689'512);
+  // LeNet-5 of the peer: conv 1→6 5×5, conv 6→16 5×5, fc 400→120→84→10, all with bias.
+  const int64_t lenet = (1 * 6 * 25 + 6) + (6 * 16 * 25 + 16) + (400 * 120 + 120) + (120 * 84 + 84) + (84 * 10 + 10);
+  CHECK(lenet == 61'706);
+  CHECK(make_builtin_model("lenet5").params() == lenet);
+}
+
+// The count of shared/peers/torch_models.py's ResNet18Cifar, derived from its code: stem conv 3→64 3×3 + BN;
+// Block(cin, cout, stride): two 3×3 convs (no bias) with BN, and a 1×1 conv + BN shortcut when stride != 1 or
+// cin != cout; stages (64,1), (128,2), (256,2), (512,2) of two blocks; fc 512→10 with bias.
+TEST_CASE("zoo: resnet18_cifar has the PyTorch peer's parameter count") {
+  auto bn = [](int64_t c) { return 2 * c; };
+  auto block = [&](int64_t cin, int64_t cout, int64_t stride) {
+    int64_t n = cin * cout * 9 + bn(cout) + cout * cout * 9 + bn(cout);
+    if (stride != 1 || cin != cout) n += cin * cout + bn(cout);
+    return n;
+  };
+  int64_t expected = 3 * 64 * 9 + bn(64);
+  int64_t cin = 64;
+  const int64_t stages[4][2] = {{64, 1}, {128, 2}, {256, 2}, {512, 2}};
+  for (const auto& s : stages) {
+    expected += block(cin, s[0], s[1]) + block(s[0], s[0], 1);
+    cin = s[0];
+  }
+  expected += 512 * 10 + 10;
+  CHECK(expected == 11'173'962);  // torch: sum(p.numel() for p in ResNet18Cifar().parameters())
+  const Model m = make_builtin_model("resnet18_cifar");
+  CHECK(m.params() == expected);
+  CHECK(m.input == Shape{3, 32, 32});
+  CHECK(m.layers[m.index_of("avgpool")].out == Shape{512, 1, 1});
+}
+
+TEST_CASE("zoo: vgg16_cifar and alexnet follow their documented layouts") {
+  // 13 convs with bias (same as VGG-16) + batch norm on 2·(2·64 + 2·128 + 3·256 + 6·512) channels, then the
+  // 512→4096→4096→10 head.
+  const int64_t convs = 14'714'688;
+  const int64_t bns = 2 * (2 * 64 + 2 * 128 + 3 * 256 + 6 * 512);
+  const int64_t head = (512 * 4096 + 4096) + (4096 * 4096 + 4096) + (4096 * 10 + 10);
+  CHECK(make_builtin_model("vgg16_cifar").params() == convs + bns + head);
+  // tf_cnn_benchmarks AlexNet: conv 64 11×11, 192 5×5, 384, 384, 256 3×3 (biases), fc 9216→4096→4096→1000.
+  const Model a = make_builtin_model("alexnet");
+  CHECK(a.layers[a.index_of("conv1")].out == Shape{64, 55, 55});
+  CHECK(a.layers[a.index_of("pool5")].out == Shape{256, 6, 6});
+  const int64_t alex = (3 * 64 * 121 + 64) + (64 * 192 * 25 + 192) + (192 * 384 * 9 + 384) + (384 * 384 * 9 + 384) +
+                       (384 * 256 * 9 + 256) + (9216 * 4096 + 4096) + (4096 * 4096 + 4096) + (4096 * 1000 + 1000);
+  CHECK(a.params() == alex);
+}
+
+TEST_CASE("zoo: ResNet-50 forward is about 4.1 G multiply-adds per 224 image") {
+  const Model m = make_builtin_model("resnet50");
+  double matmul_flops = 0.0;
+  for (const Layer& l : m.layers)
+    if (l.layer_class() != LayerClass::kMemory) matmul_flops += l.fwd_flops;
+  CHECK(matmul_flops / 2.0 == Approx(4.1e9).epsilon(0.02));
+  CHECK(m.fwd_flops_per_sample() == Approx(2 * 4.1e9).epsilon(0.03));
+  CHECK(m.fwd_flops_per_sample() > matmul_flops);
+  // Backward costs about twice the forward: input and weight gradients of every conv and fc.
+  CHECK(m.bwd_flops_per_sample() / m.fwd_flops_per_sample() == Approx(2.0).epsilon(0.05));
+  CHECK(m.weight_bytes() == 4 * m.params());
+  CHECK(m.layers.back().kind == LayerKind::kSoftmaxCrossEntropy);
+  CHECK(m.layers.back().out == Shape{1000, 1, 1});
+}
+
+TEST_CASE("zoo: every model has a consistent graph and sensible totals") {
+  for (const std::string& name : builtin_model_names()) {
+    INFO(name);
+    const Model m = make_builtin_model(name);
+    CHECK(m.name == name);
+    CHECK(m.input == builtin_model_input(name));
+    CHECK(m.classes == builtin_model_classes(name));
+    REQUIRE(m.layers.size() > 2);
+    CHECK(m.layers[0].kind == LayerKind::kInput);
+    for (size_t i = 1; i < m.layers.size(); ++i)
+      for (int from : m.layers[i].inputs) CHECK(from < static_cast<int>(i));
+    CHECK(m.fwd_flops_per_sample() > 0.0);
+    CHECK(m.activation_bytes_per_sample() > 0);
+  }
+}
+
+TEST_CASE("zoo: overrides of input and classes (mini-ImageNet 84×84×3, 100 classes)") {
+  const Model base = make_builtin_model("resnet50");
+  const Model mini = make_builtin_model("resnet50", Shape{3, 84, 84}, 100);
+  CHECK(mini.input == Shape{3, 84, 84});
+  CHECK(mini.classes == 100);
+  CHECK(mini.layers[mini.index_of("conv1")].out == Shape{64, 42, 42});
+  CHECK(mini.layers[mini.index_of("layer4.2.relu")].out == Shape{2048, 3, 3});
+  // Only the classifier's parameters change: 2048·(1000 − 100) weights and 900 biases fewer.
+  CHECK(base.params() - mini.params() == 2048 * 900 + 900);
+  CHECK(mini.fwd_flops_per_sample() < base.fwd_flops_per_sample() / 4.0);
+
+  // lenet5 on 3×84×84: the first fc takes 16·19·19 inputs.
+  const Model lenet = make_builtin_model("lenet5", Shape{3, 84, 84}, 100);
+  const Layer& fc1 = lenet.layers[lenet.index_of("fc1")];
+  CHECK(fc1.params == 16 * 19 * 19 * 120 + 120);
+  CHECK(lenet.layers.back().out.c == 100);
+  for (const std::string& name : builtin_model_names()) {
+    INFO(name);
+    CHECK(make_builtin_model(name, Shape{3, 84, 84}, 100).classes == 100);
+  }
+}
+
+TEST_CASE("zoo: unknown names and too-small inputs are input errors") {
+  try {
+    make_builtin_model("resnet51");
+    FAIL("no error for an unknown model");
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    CHECK(msg.find("resnet51") != std::string::npos);
+    for (const std::string& name : builtin_model_names()) CHECK(msg.find(name) != std::string::npos);
+  }
+  try {
+    make_builtin_model("inception_v3", Shape{3, 32, 32});
+    FAIL("no error for a 32×32 Inception-v3");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("built-in model inception_v3") != std::string::npos);
+    CHECK(e.json_path().rfind("/layers/", 0) == 0);
+  }
+  CHECK_FALSE(is_builtin_model("resnet51"));
+  CHECK(is_builtin_model("alexnet"));
+}
