@@ -1,0 +1,73 @@
+// The simulator's fitted parameters: compute efficiencies per device type, link factors per link class,
+// per-message and parameter-server costs, and the input pipeline cost. `calibrate` fits them; `predict` reads them.
+//
+// File format (strict: unknown keys are errors), all times in seconds, rates in SI units:
+//
+//   {
+//     "format": "scaletwin-calibration/1",
+//     "devices": {                              // keyed by topology::DeviceType::name / HostCpu::name, or "cpu"
+//       "K80 (GK210)": {"conv": 0.36, "matmul": 0.45, "memory": 0.60, "op_overhead_s": 2e-5}
+//     },
+//     "links": {                                // link classes: pcie, nvlink, network, shm
+//       "pcie": {"latency_factor": 1.0, "bandwidth_factor": 0.85}
+//     },
+//     "message_overhead_s": 5e-6,               // software cost per message, on the sender
+//     "ps_cost_per_byte_s": 1e-10,              // parameter-server processing per byte of update applied
+//     "input_cost_per_image_s": 2e-4            // input pipeline per image, real data only
+//   }
+//
+// Every key but "format" is optional; missing ones keep the defaults (default_calibration()). conv/matmul are
+// fractions of the device's peak FLOP/s reached by that layer class; memory is the fraction of memory bandwidth
+// reached by every layer's memory traffic (the roofline's other roof). A device type absent from "devices"
+// uses the "default" entry.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "core/json_reader.hpp"
+#include "models/model.hpp"
+
+namespace scaletwin::sim {
+
+struct DeviceEfficiency {
+  double conv = 0.35;
+  double matmul = 0.45;
+  double memory = 0.60;
+  double op_overhead_s = 20e-6;
+
+  double for_class(models::LayerClass c) const;
+};
+
+struct LinkFactors {
+  double latency_factor = 1.0;
+  double bandwidth_factor = 1.0;
+};
+
+enum class LinkClass { kPcie, kNvlink, kNetwork, kShm };
+const char* link_class_name(LinkClass c);
+// Maps a topology edge kind ("pcie", "board", "nvlink", "nvswitch", "nic", "network", "qpi", ...) to a class.
+LinkClass link_class_of(const std::string& edge_kind);
+
+struct Calibration {
+  std::map<std::string, DeviceEfficiency> devices;  // "default" always present
+  std::map<LinkClass, LinkFactors> links;            // every class present
+  double message_overhead_s = 0.0;
+  double ps_cost_per_byte_s = 0.0;
+  double input_cost_per_image_s = 0.0;
+
+  const DeviceEfficiency& device(const std::string& device_name) const;
+  const LinkFactors& link(LinkClass c) const { return links.at(c); }
+};
+
+// Defaults for K80 and H200 from published single-GPU throughput (derivation in calibration.cpp).
+Calibration default_calibration();
+// A calibration with no factors and no overheads: efficiency 1, factors 1, every cost 0 (for exactness tests).
+Calibration ideal_calibration();
+
+Calibration load_calibration(const std::string& path);
+Calibration parse_calibration(const Json& json, const std::string& file);
+Json calibration_to_json(const Calibration& c);
+void save_calibration(const std::string& path, const Calibration& c);
+
+}  // namespace scaletwin::sim

@@ -1,0 +1,42 @@
+// Roofline compute model with per-layer-class efficiencies (see compute_model.hpp).
+#include "sim/compute_model.hpp"
+
+#include <algorithm>
+
+namespace scaletwin::sim {
+
+Processor device_processor(const topology::DeviceType& d, bool half_precision) {
+  const double peak = half_precision && d.peak_flops_half > 0.0 ? d.peak_flops_half : d.peak_flops;
+  return Processor{d.name, peak, d.memory_bandwidth_Bps, false};
+}
+
+Processor cpu_processor(const topology::HostCpu& c) {
+  return Processor{"cpu", c.peak_flops, c.memory_bandwidth_Bps, true};
+}
+
+double ComputeModel::op_time_s(const plan::ComputeOp& op, const Processor& p) const {
+  const DeviceEfficiency& eff = calibration_.device(p.name);
+  double t = 0.0;
+  if (op.flops > 0.0 && p.peak_flops > 0.0) t = op.flops / (p.peak_flops * eff.for_class(op.layer_class));
+  if (op.bytes > 0.0 && p.memory_bandwidth_Bps > 0.0)
+    t = std::max(t, op.bytes / (p.memory_bandwidth_Bps * eff.memory));
+  t += eff.op_overhead_s;
+  if (op.phase == plan::Phase::kData && real_data_)
+    t += static_cast<double>(op.samples) * calibration_.input_cost_per_image_s;
+  if (op.phase == plan::Phase::kServerUpdate) t += op.bytes * calibration_.ps_cost_per_byte_s;
+  return t;
+}
+
+double ComputeModel::reduce_time_s(double bytes, const Processor& p, bool server) const {
+  const DeviceEfficiency& eff = calibration_.device(p.name);
+  double t = p.memory_bandwidth_Bps > 0.0 ? 3.0 * bytes / (p.memory_bandwidth_Bps * eff.memory) : 0.0;
+  if (server) t += bytes * calibration_.ps_cost_per_byte_s;
+  return t;
+}
+
+double ComputeModel::copy_time_s(double bytes, const Processor& p) const {
+  const DeviceEfficiency& eff = calibration_.device(p.name);
+  return p.memory_bandwidth_Bps > 0.0 ? 2.0 * bytes / (p.memory_bandwidth_Bps * eff.memory) : 0.0;
+}
+
+}  // namespace scaletwin::sim

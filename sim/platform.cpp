@@ -1,0 +1,115 @@
+// Builds SimGrid platforms (see platform.hpp for the picture and the modelling choices).
+#include "sim/platform.hpp"
+
+#include <fmt/format.h>
+#include <xbt/log.h>
+
+#include "core/error.hpp"
+
+namespace scaletwin::sim {
+
+std::unique_ptr<sg4::Engine> make_engine(bool verbose) {
+  if (!verbose) xbt_log_control_set("root.thres:critical");
+  static char arg0[] = "scaletwin";
+  char* argv[] = {arg0, nullptr};
+  int argc = 1;
+  auto engine = std::make_unique<sg4::Engine>(&argc, argv);
+  sg4::Engine::set_config("network/model:CM02");
+  sg4::Engine::set_config("network/crosstraffic:0");
+  sg4::Engine::set_config("network/TCP-gamma:0");
+  sg4::Engine::set_config("network/latency-factor:1");
+  sg4::Engine::set_config("network/bandwidth-factor:1");
+  sg4::Engine::set_config("network/weight-S:0");
+  sg4::Engine::set_config("network/solver:fairbottleneck");
+  return engine;
+}
+
+namespace {
+
+sg4::Host* make_host(sg4::NetZone* zone, const std::string& name) {
+  sg4::Host* h = zone->create_host(name, kTicksPerSecond);
+  h->set_core_count(kCores);
+  h->seal();
+  return h;
+}
+
+}  // namespace
+
+ClusterPlatform::ClusterPlatform(const topology::Cluster& cluster, const Calibration& calibration,
+                                 const std::set<std::pair<int, int>>& pairs) {
+  sg4::NetZone* zone = sg4::create_full_zone("cluster");
+  const auto& vertices = cluster.vertices();
+  hosts_.assign(vertices.size(), nullptr);
+  for (size_t v = 0; v < vertices.size(); ++v) {
+    const auto kind = vertices[v].kind;
+    if (kind == topology::VertexKind::kDevice || kind == topology::VertexKind::kHostCpu)
+      hosts_[v] = make_host(zone, vertices[v].name);
+  }
+  // Links are created on first use: only the edges on a route exist in the platform.
+  std::vector<sg4::SplitDuplexLink*> links(cluster.edges().size(), nullptr);
+  auto link_of = [&](int e) {
+    if (links[e] == nullptr) {
+      const topology::Edge& edge = cluster.edges()[e];
+      const LinkFactors& f = calibration.link(link_class_of(edge.kind));
+      const std::string name = edge.name.empty() ? fmt::format("e{}", e) : fmt::format("e{}:{}", e, edge.name);
+      ST_ASSERT(edge.link.bandwidth_Bps > 0.0, "link without bandwidth: " + name);
+      links[e] = zone->create_split_duplex_link(name, edge.link.bandwidth_Bps * f.bandwidth_factor);
+      links[e]->set_latency(edge.link.latency_s * f.latency_factor);
+      links[e]->seal();
+    }
+    return links[e];
+  };
+  std::set<std::pair<int, int>> done;
+  for (auto [a, b] : pairs) {
+    if (a > b) std::swap(a, b);
+    if (!done.insert({a, b}).second) continue;
+    ST_ASSERT(hosts_.at(a) != nullptr && hosts_.at(b) != nullptr, "route between non-host vertices");
+    std::vector<sg4::LinkInRoute> route;
+    if (a == b) {
+      // Two endpoints on one host (e.g. a server shard on a worker's CPU): memory copies, no shared link.
+      sg4::Link* loop = zone->create_link(fmt::format("loopback{}", a), 1e12)->set_latency(0.0);
+      loop->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE);
+      loop->seal();
+      route.emplace_back(loop);
+    } else {
+      int at = a;
+      for (int e : cluster.route(a, b).edges) {
+        const topology::Edge& edge = cluster.edges()[e];
+        const bool forward = edge.a == at;
+        ST_ASSERT(forward || edge.b == at, "route edges do not form a path");
+        route.emplace_back(link_of(e), forward ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
+        at = forward ? edge.b : edge.a;
+      }
+      ST_ASSERT(at == b, "route does not end at its destination");
+    }
+    zone->add_route(hosts_[a]->get_netpoint(), hosts_[b]->get_netpoint(), nullptr, nullptr, route, true);
+  }
+  zone->seal();
+}
+
+sg4::Host* ClusterPlatform::host(int vertex) const {
+  sg4::Host* h = hosts_.at(static_cast<size_t>(vertex));
+  ST_ASSERT(h != nullptr, fmt::format("vertex {} is not a device or a host CPU", vertex));
+  return h;
+}
+
+std::vector<sg4::Host*> build_contention_free_platform(int ranks, double latency_s, double bandwidth_Bps) {
+  sg4::NetZone* zone = sg4::create_star_zone("contention_free");
+  std::vector<sg4::Host*> hosts;
+  for (int r = 0; r < ranks; ++r) {
+    sg4::Host* h = make_host(zone, fmt::format("r{}", r));
+    sg4::Link* up = zone->create_link(fmt::format("up{}", r), bandwidth_Bps)->set_latency(latency_s);
+    up->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE);
+    up->seal();
+    sg4::Link* down = zone->create_link(fmt::format("down{}", r), 1e300)->set_latency(0.0);
+    down->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE);
+    down->seal();
+    zone->add_route(h->get_netpoint(), nullptr, nullptr, nullptr, {sg4::LinkInRoute(up)}, false);
+    zone->add_route(nullptr, h->get_netpoint(), nullptr, nullptr, {sg4::LinkInRoute(down)}, false);
+    hosts.push_back(h);
+  }
+  zone->seal();
+  return hosts;
+}
+
+}  // namespace scaletwin::sim
