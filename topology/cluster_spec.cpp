@@ -3,8 +3,9 @@
 // Strict: every object is a JsonObject whose unknown keys are errors; "comment", "source" and "assumption" are the
 // documentation keys accepted everywhere. Links may be templates ("for_each_device": true, endpoints with {d} or
 // {d/K}), expanded here once devices_per_node is known ("auto" = std::thread::hardware_concurrency()). Then the
-// node is checked: every endpoint names a vertex, no self or duplicate links, and every device, NIC and switch is
-// connected to the host CPU without passing through another device.
+// node is checked: every endpoint names a vertex, no self or duplicate links, every device and NIC is connected to
+// the host CPU without passing through another device, and every switch is on some link (an NVSwitch may be
+// reachable through the devices only).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -131,7 +132,7 @@ std::vector<RawLink> parse_links(const JsonObject& node, int devices) {
   return out;
 }
 
-// Every endpoint known, no self/duplicate link, everything reachable from "cpu" without transiting a device.
+// Every endpoint known, no self/duplicate link, devices and NICs reach "cpu" without transiting a device.
 void check_node(const NodeSpec& n, const std::vector<RawLink>& links, const JsonObject& node) {
   std::map<std::string, bool> is_device;  // local vertex name → device?
   for (int d = 0; d < n.devices_per_node; ++d) is_device[n.device_prefix + std::to_string(d)] = true;
@@ -172,8 +173,13 @@ void check_node(const NodeSpec& n, const std::vector<RawLink>& links, const Json
     for (const std::string& w : adjacent[v])
       if (reached.insert(w).second) todo.push_back(w);
   }
+  for (size_t i = 0; i < n.switches.size(); ++i)  // a switch may hang off devices only (NVSwitch), but not float
+    if (!adjacent.count(n.switches[i]))
+      throw InputError(node.file(), fmt::format("{}/{}", node.path_of("switches"), i),
+                       fmt::format("a switch that some link uses (\"{}\" is in no link)", n.switches[i]));
+  std::set<std::string> switch_names(n.switches.begin(), n.switches.end());
   for (const auto& [name, device] : is_device)
-    if (!reached.count(name))
+    if (!reached.count(name) && !switch_names.count(name))
       throw InputError(node.file(), node.path_of("links"),
                        fmt::format("links that connect \"{}\" to the host CPU \"cpu\" (it is not connected; paths may "
                                    "not pass through a device)", name));
