@@ -92,6 +92,13 @@ struct IterationPlan {
   uint64_t hash() const;  // deterministic over everything above
 };
 
+// The model of a scenario, with its input and classes overrides; errors name the scenario file and "/model".
+models::Model load_scenario_model(const Scenario& scenario);
+// Nodes a plan for `gpus` GPUs occupies: the workers' nodes plus one node per dedicated parameter server.
+int cluster_nodes_needed(const Scenario& scenario, int devices_per_node, int gpus);
+// The cluster of a scenario instantiated with cluster_nodes_needed() nodes.
+topology::Cluster load_scenario_cluster(const Scenario& scenario, int gpus);
+
 // Throws InputError when the scheme cannot be lowered for this GPU count (e.g. more GPUs than the cluster has).
 IterationPlan lower(const Scenario& scenario, const models::Model& model, const topology::Cluster& cluster, int gpus);
 

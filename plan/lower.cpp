@@ -1,0 +1,185 @@
+// plan::lower: from (scenario, model, cluster, GPU count) to the IterationPlan both backends run.
+//
+// Workers are placed block-wise (worker w on node w / gpus_per_node, device w % gpus_per_node). Each worker's
+// program is: [data] → forward of every layer → backward in reverse (weight gradient, then input gradient) →
+// gradient synchronisation per bucket (lower_sync.cpp) → optimizer update. For the hybrid scheme the classifier
+// chain is model-parallel: its forward needs an all-gather of its input over all workers, its backward a
+// reduce-scatter of the input gradient, and each worker computes its slice of output neurons for the global batch.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "plan/lower_internal.hpp"
+
+namespace scaletwin::plan {
+
+namespace detail {
+
+int PlanBuilder::add_endpoint(Endpoint e) {
+  plan_.endpoints.push_back(std::move(e));
+  plan_.programs.emplace_back();
+  last_compute_.push_back(-1);
+  return static_cast<int>(plan_.endpoints.size()) - 1;
+}
+
+int PlanBuilder::compute(int e, const ComputeOp& op, std::vector<int> deps) {
+  auto& items = plan_.programs.at(static_cast<size_t>(e)).items;
+  if (last_compute_[static_cast<size_t>(e)] >= 0) deps.push_back(last_compute_[static_cast<size_t>(e)]);
+  Item item;
+  item.kind = Item::Kind::kCompute;
+  item.compute = op;
+  std::sort(deps.begin(), deps.end());
+  deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+  item.deps = std::move(deps);
+  items.push_back(std::move(item));
+  last_compute_[static_cast<size_t>(e)] = static_cast<int>(items.size()) - 1;
+  return last_compute_[static_cast<size_t>(e)];
+}
+
+int PlanBuilder::comm(int e, int c, int rank, std::vector<int> deps) {
+  auto& items = plan_.programs.at(static_cast<size_t>(e)).items;
+  Item item;
+  item.kind = Item::Kind::kComm;
+  item.collective = c;
+  item.rank_in_collective = rank;
+  std::sort(deps.begin(), deps.end());
+  deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+  item.deps = std::move(deps);
+  items.push_back(std::move(item));
+  return static_cast<int>(items.size()) - 1;
+}
+
+int PlanBuilder::collective(CollectiveInstance c) {
+  plan_.collectives.push_back(std::move(c));
+  return static_cast<int>(plan_.collectives.size()) - 1;
+}
+
+std::pair<int, int> Lowering::node_workers(int n) const {
+  const int first = n * gpus_per_node;
+  return {first, std::min(gpus, first + gpus_per_node) - first};
+}
+
+std::vector<Bucket> make_buckets(const models::Model& model, const std::vector<int>& layers_backward_order,
+                                 int64_t bucket_bytes) {
+  std::vector<Bucket> buckets;
+  Bucket current;
+  for (int l : layers_backward_order) {
+    const auto& layer = model.layers.at(static_cast<size_t>(l));
+    current.layers.push_back(l);
+    current.elements += layer.params;
+    if (current.elements * 4 >= bucket_bytes) {
+      buckets.push_back(std::move(current));
+      current = Bucket{};
+    }
+  }
+  if (!current.layers.empty()) buckets.push_back(std::move(current));
+  return buckets;
+}
+
+ComputeOp layer_op(const models::Model& model, int layer, Phase phase, double samples, double fraction) {
+  const auto& L = model.layers.at(static_cast<size_t>(layer));
+  double in_bytes = 0.0;
+  for (int i : L.inputs) in_bytes += static_cast<double>(model.layers.at(static_cast<size_t>(i)).activation_bytes);
+  const double out_bytes = static_cast<double>(L.activation_bytes) * fraction;
+  const double weight_bytes = static_cast<double>(L.weight_bytes) * fraction;
+  ComputeOp op;
+  op.phase = phase;
+  op.layer = layer;
+  op.layer_class = L.layer_class();
+  op.samples = static_cast<int64_t>(samples);
+  switch (phase) {
+    case Phase::kForward: op.flops = L.fwd_flops; break;
+    case Phase::kBackwardInput: op.flops = L.bwd_input_flops; break;
+    case Phase::kBackwardWeight: op.flops = L.bwd_weight_flops; break;
+    default: ST_ASSERT(false, "layer_op takes forward or backward phases");
+  }
+  op.flops *= samples * fraction;
+  // Memory traffic: activations in and out per sample (the gradient of the output for backward), plus weights.
+  op.bytes = (in_bytes + out_bytes) * samples + weight_bytes;
+  return op;
+}
+
+ComputeOp update_op(double params, Phase phase) {
+  // SGD with momentum and weight decay: about 4 FLOPs per parameter, reading weights, gradients and momentum and
+  // writing weights and momentum (5 fp32 streams).
+  ComputeOp op;
+  op.phase = phase;
+  op.layer_class = models::LayerClass::kMemory;
+  op.flops = 4.0 * params;
+  op.bytes = 20.0 * params;
+  return op;
+}
+
+std::vector<int> model_parallel_layers(const Scenario& scenario, const models::Model& model) {
+  using models::LayerKind;
+  if (scenario.scheme.kind != SchemeKind::kHybrid) return {};
+  std::vector<int> out;
+  const std::string path = "/scheme/model_parallel";
+  if (scenario.scheme.model_parallel_fc) {
+    for (size_t i = 0; i < model.layers.size(); ++i)
+      if (model.layers[i].kind == LayerKind::kFullyConnected) out.push_back(static_cast<int>(i));
+    if (out.empty())
+      throw InputError(scenario.file, path, fmt::format("a model with fully connected layers ({} has none)", model.name));
+  } else {
+    for (size_t i = 0; i < scenario.scheme.model_parallel_layers.size(); ++i) {
+      const std::string& name = scenario.scheme.model_parallel_layers[i];
+      const int l = model.index_of(name);
+      if (l < 0 || model.layers[static_cast<size_t>(l)].kind != LayerKind::kFullyConnected)
+        throw InputError(scenario.file, fmt::format("{}/{}", path, i),
+                         fmt::format("the name of a fully connected layer of {} (got \"{}\")", model.name, name));
+      out.push_back(l);
+    }
+    std::sort(out.begin(), out.end());
+  }
+  // Every layer from the first model-parallel one on must be part of the classifier chain, and every fc layer in
+  // it must be model-parallel: activations are sliced by neurons there and nothing else could consume them.
+  for (size_t i = static_cast<size_t>(out.front()); i < model.layers.size(); ++i) {
+    const auto& layer = model.layers[i];
+    const bool chain = layer.inputs.size() == 1 && layer.inputs[0] == static_cast<int>(i) - 1;
+    const bool fc = layer.kind == LayerKind::kFullyConnected;
+    const bool ok_kind = fc || layer.kind == LayerKind::kRelu || layer.kind == LayerKind::kDropout ||
+                         layer.kind == LayerKind::kFlatten || layer.kind == LayerKind::kSoftmaxCrossEntropy;
+    const bool listed = std::find(out.begin(), out.end(), static_cast<int>(i)) != out.end();
+    if (!chain || !ok_kind || (fc && !listed))
+      throw InputError(scenario.file, path,
+                       fmt::format("model-parallel layers that form the classifier chain up to the loss (layer "
+                                   "\"{}\" follows them but is not fc/relu/dropout/flatten or is not listed)",
+                                   layer.name));
+  }
+  return out;
+}
+
+}  // namespace detail
+
+uint64_t IterationPlan::hash() const {
+  // Fed piece by piece: a plan of thousands of ranks has millions of schedule steps.
+  uint64_t h = fnv1a64(fmt::format("{}|{}|{}|{}|{}|", static_cast<int>(sync), workers, nodes, batch_per_worker,
+                                   global_batch));
+  auto feed = [&h](const std::string& piece) { h = fnv1a64(piece, h); };
+  for (const auto& e : endpoints)
+    feed(fmt::format("E{},{},{},{},{};", static_cast<int>(e.kind), e.name, e.node, e.device, e.worker_index));
+  for (const auto& p : programs) {
+    feed("P");
+    for (const auto& it : p.items)
+      feed(fmt::format("{}:{},{},{},{:.17g},{:.17g},{}|{},{}|{}", static_cast<int>(it.kind),
+                       static_cast<int>(it.compute.phase), it.compute.layer, static_cast<int>(it.compute.layer_class),
+                       it.compute.flops, it.compute.bytes, it.compute.samples, it.collective, it.rank_in_collective,
+                       fmt::join(it.deps, ",")));
+  }
+  for (const auto& c : collectives)
+    feed(fmt::format("C{},{},{},{},{:.17g};{}", c.schedule, static_cast<int>(c.purpose), c.on_demand,
+                     c.has_serve_compute, c.serve_compute.flops, fmt::join(c.participants, ",")));
+  for (const auto& sc : schedules) {
+    feed(fmt::format("S{},{},{},{};", sc.ranks, sc.elements, sc.element_bytes, sc.channels));
+    for (const auto& prog : sc.programs)
+      for (const auto& st : prog.steps)
+        feed(fmt::format("{},{},{},{},{},{}.{};", static_cast<int>(st.op), st.peer, st.channel, st.offset, st.length,
+                         st.src_offset, fmt::join(st.deps, ".")));
+  }
+  return h;
+}
+
+}  // namespace scaletwin::plan

@@ -1,0 +1,107 @@
+// Internal to plan/lower*.cpp: the pieces lower() is made of. Not part of the public API.
+//
+// ProgramBuilder appends items to one endpoint's program: compute items form a chain (one compute stream per
+// endpoint), communication items depend on what the caller names. PlanBuilder holds the plan under construction
+// and deduplicates identical schedules.
+#pragma once
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "plan/iteration_plan.hpp"
+
+namespace scaletwin::plan::detail {
+
+class PlanBuilder {
+ public:
+  explicit PlanBuilder(IterationPlan& plan) : plan_(plan) {}
+
+  int add_endpoint(Endpoint e);
+  // Appends a compute item to endpoint e after its previous compute item and after `deps`; returns its index.
+  int compute(int e, const ComputeOp& op, std::vector<int> deps = {});
+  // Appends endpoint e's part (rank) of collective c after `deps`; returns its index.
+  int comm(int e, int c, int rank, std::vector<int> deps = {});
+  // Registers a schedule under `key` (built by make() only the first time the key is seen); returns its index.
+  template <typename Make>
+  int schedule(const std::string& key, Make make) {
+    auto it = schedule_index_.find(key);
+    if (it != schedule_index_.end()) return it->second;
+    plan_.schedules.push_back(make());
+    const int index = static_cast<int>(plan_.schedules.size()) - 1;
+    schedule_index_.emplace(key, index);
+    return index;
+  }
+  // Adds a collective over `participants` (endpoint per schedule rank). The caller adds the comm items.
+  int collective(CollectiveInstance c);
+  int last_compute(int e) const { return last_compute_.at(static_cast<size_t>(e)); }
+  IterationPlan& plan() { return plan_; }
+
+ private:
+  IterationPlan& plan_;
+  std::vector<int> last_compute_;
+  std::map<std::string, int> schedule_index_;
+};
+
+// A gradient bucket: consecutive layers with weights, in the order their gradients become ready (backward).
+struct Bucket {
+  std::vector<int> layers;
+  int64_t elements = 0;
+};
+std::vector<Bucket> make_buckets(const models::Model& model, const std::vector<int>& layers_backward_order,
+                                 int64_t bucket_bytes);
+
+// The schedules lower() needs, from the generators of plan/collectives.hpp (lower_schedules.cpp).
+Schedule allreduce_schedule(const AllReduceScheme& scheme, int ranks, int ranks_per_node, int64_t elements);
+Schedule reduce_schedule(int ranks, int64_t elements);     // to rank 0
+Schedule broadcast_schedule(int ranks, int64_t elements);  // from rank 0
+// Ranks 0..workers-1 are workers, workers..workers+servers-1 the shards; each shard owns an equal slice.
+Schedule push_schedule(int workers, int servers, int64_t elements);
+Schedule pull_schedule(int workers, int servers, int64_t elements);
+Schedule allgather_schedule(int ranks, int64_t elements);       // rank r contributes part r
+Schedule reduce_scatter_schedule(int ranks, int64_t elements);  // rank r ends with part r reduced
+
+}  // namespace scaletwin::plan::detail
+
+namespace scaletwin::plan::detail {
+
+// Everything the scheme lowerings share: the inputs, the placement, the per-worker compute items built so far.
+struct Lowering {
+  Lowering(const Scenario& s, const models::Model& m, PlanBuilder& b) : scenario(s), model(m), builder(b) {}
+  const Scenario& scenario;
+  const models::Model& model;
+  PlanBuilder& builder;
+  int gpus = 1;
+  int gpus_per_node = 1;
+  int worker_nodes = 1;
+  std::vector<int> worker_endpoints;              // endpoint of worker w
+  std::vector<int> server_endpoints;              // endpoint of shard s
+  std::vector<int> data_parallel_layers;          // layers with weights replicated on every worker, backward order
+  std::vector<std::vector<int>> grad_ready_item;  // [worker][layer] item after which the layer's gradient is ready
+  std::vector<int> backward_end_item;             // [worker] last backward compute item
+
+  int64_t batch() const { return scenario.batch_per_gpu; }
+  int workers() const { return gpus; }
+  // Workers on node n: [first, first + count).
+  std::pair<int, int> node_workers(int n) const;
+};
+
+ComputeOp layer_op(const models::Model& model, int layer, Phase phase, double samples, double fraction = 1.0);
+ComputeOp update_op(double params, Phase phase);
+
+// Gradient synchronisation of the data-parallel layers. Each returns, per worker, the items the worker's own
+// optimizer update must wait for, and whether the worker updates the data-parallel weights itself (all-reduce:
+// yes; parameter server: no, the servers do and the workers pull the new weights).
+struct SyncResult {
+  std::vector<std::vector<int>> update_deps;
+  bool worker_updates_replicated = true;
+};
+SyncResult lower_allreduce(Lowering& l);
+SyncResult lower_ps(Lowering& l);
+
+// The layers the hybrid scheme splits by output neurons, in forward order; checked to form the classifier chain
+// (every layer from the first of them to the loss is fc, relu, dropout, flatten or the loss). Empty unless hybrid.
+std::vector<int> model_parallel_layers(const Scenario& scenario, const models::Model& model);
+
+}  // namespace scaletwin::plan::detail

@@ -1,0 +1,43 @@
+// The model and the cluster a scenario names, loaded with errors that point back at the scenario.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "models/model_json.hpp"
+#include "plan/iteration_plan.hpp"
+
+namespace scaletwin::plan {
+
+models::Model load_scenario_model(const Scenario& scenario) {
+  models::ModelOverrides overrides;
+  if (scenario.input) overrides.input = models::Shape{(*scenario.input)[0], (*scenario.input)[1], (*scenario.input)[2]};
+  overrides.classes = scenario.classes;
+  return models::load_model(scenario.model, overrides, scenario.file, "/model");
+}
+
+int cluster_nodes_needed(const Scenario& scenario, int devices_per_node, int gpus) {
+  const int per_node = std::max(1, std::min(scenario.gpus_per_node > 0 ? scenario.gpus_per_node : devices_per_node, gpus));
+  int nodes = (gpus + per_node - 1) / per_node;
+  if (scenario.scheme.data_parallel == SchemeKind::kPs && scenario.scheme.ps.placement == PsPlacement::kDedicated)
+    nodes += scenario.scheme.ps.servers;
+  return nodes;
+}
+
+topology::Cluster load_scenario_cluster(const Scenario& scenario, int gpus) {
+  const auto names = topology::builtin_cluster_names();
+  const bool builtin = std::find(names.begin(), names.end(), scenario.cluster) != names.end();
+  if (!builtin && !std::filesystem::exists(scenario.cluster))
+    throw InputError(scenario.file, "/cluster",
+                     fmt::format("a built-in cluster ({}) or an existing cluster file (got \"{}\")",
+                                 fmt::join(names, ", "), scenario.cluster));
+  topology::ClusterSpec spec = topology::load_cluster_spec(scenario.cluster);
+  const int nodes = cluster_nodes_needed(scenario, spec.node.devices_per_node, gpus);
+  if (nodes > spec.max_nodes)
+    throw InputError(scenario.file, "/nodes",
+                     fmt::format("at most {} nodes on {} ({} needed)", spec.max_nodes, spec.name, nodes));
+  return topology::Cluster(std::move(spec), nodes);
+}
+
+}  // namespace scaletwin::plan

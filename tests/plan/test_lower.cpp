@@ -1,0 +1,213 @@
+// plan::lower: deterministic plans whose collectives verify, carry every gradient exactly once, and follow the
+// scheme's structure (buckets, servers, on-demand pushes, model-parallel traffic).
+#include <catch2/catch.hpp>
+
+#include <fmt/format.h>
+
+#include <numeric>
+
+#include "core/error.hpp"
+#include "plan/iteration_plan.hpp"
+#include "plan/verify.hpp"
+
+using namespace scaletwin;
+using namespace scaletwin::plan;
+
+namespace {
+
+Scenario scenario_with(const std::string& model, const std::string& cluster, int nodes, const std::string& scheme,
+                       int64_t batch = 32) {
+  const std::string text = fmt::format(R"({{"model": "{}", "cluster": "{}", "nodes": {}, "batch_per_gpu": {},
+                                           "scheme": {}}})",
+                                       model, cluster, nodes, batch, scheme);
+  return parse_scenario(parse_json_text(text, "t.json"), "t.json");
+}
+
+IterationPlan lower_for(const Scenario& s, int gpus) {
+  return lower(s, load_scenario_model(s), load_scenario_cluster(s, gpus), gpus);
+}
+
+// Elements carried by the collectives of a purpose, each collective counted once.
+int64_t elements_of(const IterationPlan& p, CollectivePurpose purpose) {
+  int64_t n = 0;
+  for (const auto& c : p.collectives)
+    if (c.purpose == purpose) n += p.schedules[static_cast<size_t>(c.schedule)].elements;
+  return n;
+}
+
+void check_structure(const IterationPlan& p) {
+  for (const auto& prog : p.programs)
+    for (size_t i = 0; i < prog.items.size(); ++i)
+      for (int d : prog.items[i].deps) REQUIRE((d >= 0 && d < static_cast<int>(i)));
+  for (const auto& c : p.collectives) {
+    const Schedule& s = p.schedules.at(static_cast<size_t>(c.schedule));
+    REQUIRE(static_cast<int>(c.participants.size()) == s.ranks);
+  }
+  for (const auto& s : p.schedules) {
+    const VerifyResult v = verify(s);
+    INFO(s.name << ": " << v.error);
+    REQUIRE(v.ok);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("lowering is deterministic", "[lower]") {
+  const Scenario s = scenario_with("resnet50", "aws-p2.8xlarge", 2, R"({"name": "allreduce"})");
+  const IterationPlan a = lower_for(s, 16), b = lower_for(s, 16);
+  CHECK(a.hash() == b.hash());
+  const Scenario t = scenario_with("resnet50", "aws-p2.8xlarge", 2, R"({"name": "allreduce", "bucket_bytes": "10MB"})");
+  CHECK(lower_for(t, 16).hash() != a.hash());
+}
+
+TEST_CASE("data parallel: buckets carry every parameter once, overlapped with backward", "[lower]") {
+  const Scenario s = scenario_with("resnet50", "aws-p2.8xlarge", 1, R"({"name": "allreduce"})");
+  const auto model = load_scenario_model(s);
+  const IterationPlan p = lower_for(s, 8);
+  check_structure(p);
+  CHECK(p.workers == 8);
+  CHECK(p.global_batch == 8 * 32);
+  CHECK(elements_of(p, CollectivePurpose::kGradients) == model.params());
+  // 25 MB buckets of a 102 MB gradient: 4 or 5 of them; the first starts before the backward pass ends.
+  CHECK(p.collectives.size() >= 4);
+  const auto& items = p.programs[0].items;
+  int first_comm = -1, last_backward = -1;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].kind == Item::Kind::kComm && first_comm < 0) first_comm = static_cast<int>(i);
+    if (items[i].kind == Item::Kind::kCompute && (items[i].compute.phase == Phase::kBackwardInput ||
+                                                  items[i].compute.phase == Phase::kBackwardWeight))
+      last_backward = static_cast<int>(i);
+  }
+  CHECK(first_comm < last_backward);
+  // Without overlap every bucket waits for the whole backward pass.
+  const Scenario no = scenario_with("resnet50", "aws-p2.8xlarge", 1, R"({"name": "allreduce", "overlap": false})");
+  const IterationPlan q = lower_for(no, 8);
+  for (const auto& it : q.programs[0].items)
+    if (it.kind == Item::Kind::kComm) {
+      REQUIRE(it.deps.size() == 1);
+      const auto& dep = q.programs[0].items[static_cast<size_t>(it.deps[0])];
+      CHECK(dep.compute.layer == 1);  // the last backward item is the first conv's weight gradient
+    }
+}
+
+TEST_CASE("every all-reduce algorithm lowers to verified schedules", "[lower]") {
+  for (const char* algo : {"ring", "interval_pairing", "halving_doubling", "double_binary_tree", "direct"}) {
+    const Scenario s = scenario_with("resnet18_cifar", "bsc-minotauro-k80", 3,
+                                     fmt::format(R"({{"name": "allreduce", "algorithm": "{}"}})", algo));
+    INFO(algo);
+    check_structure(lower_for(s, 12));
+  }
+  const Scenario h = scenario_with("resnet18_cifar", "bsc-minotauro-k80", 3,
+                                   R"({"name": "allreduce", "algorithm": "hierarchical", "inter": "interval_pairing"})");
+  check_structure(lower_for(h, 12));
+  CHECK_THROWS_AS(lower_for(h, 6), InputError);  // hierarchical needs whole nodes
+}
+
+TEST_CASE("synchronous parameter servers: push, server update, pull per bucket", "[lower]") {
+  const Scenario s = scenario_with("resnet50", "aws-p2.8xlarge", 2,
+                                   R"({"name": "ps", "servers": 2, "placement": "colocated"})");
+  const auto model = load_scenario_model(s);
+  const IterationPlan p = lower_for(s, 16);
+  check_structure(p);
+  CHECK(p.sync == SyncKind::kSync);
+  REQUIRE(p.endpoints.size() == 18);
+  CHECK(p.endpoints[16].kind == EndpointKind::kServer);
+  CHECK(p.endpoints[16].device == -1);
+  CHECK(p.endpoints[17].node == 1);
+  CHECK(elements_of(p, CollectivePurpose::kPsPushPull) == 2 * model.params());  // pushed and pulled once each
+  int server_updates = 0;
+  for (const auto& it : p.programs[16].items)
+    if (it.kind == Item::Kind::kCompute && it.compute.phase == Phase::kServerUpdate) ++server_updates;
+  CHECK(server_updates * 2 == static_cast<int>(p.collectives.size()));
+  // Dedicated servers get nodes of their own.
+  const Scenario d = scenario_with("resnet50", "aws-p2.8xlarge", 2, R"({"name": "ps", "servers": 3, "placement": "dedicated"})");
+  const IterationPlan q = lower_for(d, 16);
+  CHECK(q.nodes == 5);
+  CHECK(q.endpoints.back().node == 4);
+}
+
+TEST_CASE("local aggregation reduces inside nodes; async and mixed_async push on demand", "[lower]") {
+  const Scenario la = scenario_with("resnet18_cifar", "aws-p2.8xlarge", 2,
+                                    R"({"name": "ps", "servers": 2, "local_aggregation": true})");
+  const IterationPlan p = lower_for(la, 16);
+  check_structure(p);
+  for (const auto& c : p.collectives)
+    if (c.purpose == CollectivePurpose::kPsPushPull) CHECK(c.participants.size() == 2 + 2);  // 2 leaders, 2 shards
+
+  const Scenario as = scenario_with("resnet18_cifar", "aws-p2.8xlarge", 1, R"({"name": "ps", "mode": "async"})");
+  const IterationPlan q = lower_for(as, 4);
+  check_structure(q);
+  CHECK(q.sync == SyncKind::kAsync);
+  for (const auto& c : q.collectives) {
+    CHECK(c.on_demand);
+    CHECK(c.participants.size() == 2);
+  }
+  CHECK(q.programs.back().items.empty());  // the server only serves
+
+  const Scenario mx = scenario_with("resnet18_cifar", "aws-p2.8xlarge", 2, R"({"name": "ps", "mode": "mixed_async"})");
+  const IterationPlan r = lower_for(mx, 16);
+  check_structure(r);
+  CHECK(r.sync == SyncKind::kMixedAsync);
+  int on_demand = 0, local = 0;
+  for (const auto& c : r.collectives) {
+    on_demand += c.on_demand;
+    local += c.purpose == CollectivePurpose::kLocalAggregation;
+  }
+  CHECK(on_demand > 0);
+  CHECK(local > 0);
+  for (const auto& c : r.collectives)
+    if (c.on_demand) CHECK((c.participants[0] == 0 || c.participants[0] == 8));  // node leaders only
+}
+
+TEST_CASE("hybrid: the fc head is split by neurons, the backbone all-reduced", "[lower]") {
+  const Scenario s = scenario_with("vgg16_cifar", "bsc-minotauro-k80", 1, R"({"name": "hybrid"})", 16);
+  const auto model = load_scenario_model(s);
+  const IterationPlan p = lower_for(s, 4);
+  check_structure(p);
+  int64_t fc_params = 0;
+  for (const auto& layer : model.layers)
+    if (layer.kind == models::LayerKind::kFullyConnected) fc_params += layer.params;
+  CHECK(elements_of(p, CollectivePurpose::kGradients) == model.params() - fc_params);
+  // One all-gather per fc layer and one for the logits; one reduce-scatter per fc layer.
+  int gathers = 0, scatters = 0;
+  for (const auto& c : p.collectives) {
+    gathers += c.purpose == CollectivePurpose::kActivationGather;
+    scatters += c.purpose == CollectivePurpose::kGradientScatter;
+  }
+  CHECK(gathers == 4);
+  CHECK(scatters == 3);
+  // Each worker computes a quarter of the first fc layer for the global batch of 64: as many FLOPs as the whole
+  // layer for its own 16 samples.
+  const int fc6 = model.index_of(model.layers[static_cast<size_t>(
+                                     [&] {
+                                       for (size_t i = 0; i < model.layers.size(); ++i)
+                                         if (model.layers[i].kind == models::LayerKind::kFullyConnected)
+                                           return static_cast<int>(i);
+                                       return -1;
+                                     }())]
+                                     .name);
+  for (const auto& it : p.programs[1].items)
+    if (it.kind == Item::Kind::kCompute && it.compute.layer == fc6 && it.compute.phase == Phase::kForward)
+      CHECK(it.compute.flops == Approx(model.layers[static_cast<size_t>(fc6)].fwd_flops * 16));
+  // Model-parallel layers must form the classifier.
+  const Scenario bad = scenario_with("vgg16_cifar", "bsc-minotauro-k80", 1,
+                                     R"({"name": "hybrid", "model_parallel": ["no_such_layer"]})");
+  CHECK_THROWS_AS(lower_for(bad, 4), InputError);
+}
+
+TEST_CASE("GPU counts beyond the scenario's nodes are input errors naming the sweep", "[lower]") {
+  const Scenario s = scenario_with("resnet50", "aws-p2.8xlarge", 2, R"({"name": "allreduce"})");
+  try {
+    lower_for(s, 17);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("/sweep/gpus") != std::string::npos);
+  }
+  const Scenario bad = scenario_with("resnet50", "no-such-cluster", 1, R"({"name": "allreduce"})");
+  try {
+    lower_for(bad, 1);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("t.json at /cluster") != std::string::npos);
+  }
+}
