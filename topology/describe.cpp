@@ -133,9 +133,9 @@ std::string format_cluster_table(const Cluster& c) {
   std::ostringstream out;
   out << fmt::format("cluster {}: {} node(s) x {} device(s) = {} devices   ({})\n", s.name, c.nodes(),
                      c.devices_per_node(), c.total_devices(), s.file);
-  out << fmt::format("  device   {}: {}/s FP32, {}/s FP16/BF16, {} at {}\n", d.name, format_flops(d.peak_flops),
-                     format_flops(d.peak_flops_half), format_bytes(d.memory_bytes),
-                     format_bandwidth(d.memory_bandwidth_Bps));
+  out << fmt::format("  device   {}: {}/s FP32, {} FP16/BF16, {} at {}\n", d.name, format_flops(d.peak_flops),
+                     d.peak_flops_half > 0 ? format_flops(d.peak_flops_half) + "/s" : std::string("no"),
+                     format_bytes(d.memory_bytes), format_bandwidth(d.memory_bandwidth_Bps));
   out << fmt::format("  host     {}: {} cores, {}/s, {} at {}\n", s.node.cpu.name, s.node.cpu.cores,
                      format_flops(s.node.cpu.peak_flops), format_bytes(s.node.cpu.memory_bytes),
                      format_bandwidth(s.node.cpu.memory_bandwidth_Bps));

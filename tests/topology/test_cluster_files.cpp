@@ -59,6 +59,25 @@ TEST_CASE("quantities with units in a cluster file", "[topology]") {
   CHECK(s.node.links[6].kind == "pcie");
 }
 
+TEST_CASE("a route never passes through a device", "[topology]") {
+  Json j = small_cluster_json();
+  // A fast direct link gpu0 <-> gpu2: gpu0 -> gpu2 -> board1 -> gpu3 would be the quickest way to gpu3.
+  j["node"]["links"].push_back({{"a", "gpu0"}, {"b", "gpu2"}, {"kind", "nvlink"}, {"bandwidth", "20GBps"},
+                                {"latency", "0.01us"}, {"shared", true}});
+  const Cluster c(parse_cluster_spec(j, "direct.json"), 1);
+  const int g0 = c.device_vertex(0, 0), g2 = c.device_vertex(0, 2), g3 = c.device_vertex(0, 3);
+  const Route direct = c.route(g0, g2);
+  REQUIRE(direct.edges.size() == 1);
+  CHECK(c.edges()[static_cast<size_t>(direct.edges[0])].kind == "nvlink");
+  CHECK(c.edges()[static_cast<size_t>(direct.edges[0])].link.shared);
+  CHECK(direct.bottleneck_Bps == 20e9);
+  const Route around = c.route(g0, g3);
+  CHECK(around.edges.size() == 4);  // gpu0, board0, cpu, board1, gpu3
+  CHECK(around.latency_s == Approx(1.4e-6));
+  for (int v : c.route_vertices(g0, around))
+    if (v != g0 && v != g3) CHECK(c.vertices()[static_cast<size_t>(v)].kind != VertexKind::kDevice);
+}
+
 TEST_CASE("fat tree: nodes under one leaf, uplinks through the spine sized by oversubscription", "[topology]") {
   const Cluster one_leaf = fat_tree(1.0, 2);
   int network_switches = 0;
@@ -141,6 +160,10 @@ TEST_CASE("bad cluster files name the file, the JSON path and what was expected"
          j["max_nodes"] = 8;
        },
        "/max_nodes", "1 on a cluster without a network"},
+      {"floating-switch", [](Json& j) { j["node"]["switches"].push_back("spare"); }, "/node/switches/2",
+       "\"spare\" is in no link"},
+      {"duplicate-link", [](Json& j) { j["node"]["links"].push_back({{"a", "cpu"}, {"b", "nic0"}, {"bandwidth", 1e9}, {"latency", 0}}); },
+       "/node/links/3", "at most one link between"},
       {"missing-cpu", [](Json& j) { j["node"].erase("cpu"); }, "/node/cpu", "required field"},
   };
   for (const Case& c : cases) {
