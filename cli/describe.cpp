@@ -1,12 +1,123 @@
-// scaletwin describe: placeholder until the subcommand lands (replaced by its owner).
+// scaletwin describe: the resolved description of a scenario, a model or a cluster, as a table or as JSON.
+//
+//   scaletwin describe SCENARIO                       scenario, model totals, cluster, plan per sweep point
+//   scaletwin describe --model NAME_OR_FILE           layers, parameters, FLOPs
+//   scaletwin describe --cluster NAME_OR_FILE [--nodes N]   devices, links, bandwidths, routes
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
 #include "cli/command.hpp"
 #include "core/error.hpp"
+#include "core/files.hpp"
+#include "models/describe.hpp"
+#include "models/model_json.hpp"
+#include "plan/iteration_plan.hpp"
 
 namespace scaletwin::cli {
 
+namespace {
+
+struct DescribeOptions {
+  std::string scenario;
+  std::string model;
+  std::string cluster;
+  int nodes = 0;
+  std::string json;
+};
+
+Json describe_scenario_json(const plan::Scenario& s) {
+  const models::Model model = plan::load_scenario_model(s);
+  const std::vector<int> sweep = s.sweep_gpus.empty() ? std::vector<int>{} : s.sweep_gpus;
+  Json points = Json::array();
+  for (int gpus : sweep) {
+    const topology::Cluster cluster = plan::load_scenario_cluster(s, gpus);
+    const plan::IterationPlan p = plan::lower(s, model, cluster, gpus);
+    size_t items = 0;
+    for (const auto& prog : p.programs) items += prog.items.size();
+    points.push_back({{"gpus", gpus},
+                      {"nodes", p.nodes},
+                      {"endpoints", p.endpoints.size()},
+                      {"items", items},
+                      {"collectives", p.collectives.size()},
+                      {"schedules", p.schedules.size()},
+                      {"global_batch", p.global_batch},
+                      {"plan_hash", hex64(p.hash())}});
+  }
+  return {{"scenario", s.name},
+          {"file", s.file},
+          {"model", s.model},
+          {"params", model.params()},
+          {"fwd_flops_per_sample", model.fwd_flops_per_sample()},
+          {"cluster", s.cluster},
+          {"nodes", s.nodes},
+          {"gpus_per_node", s.gpus_per_node},
+          {"batch_per_gpu", s.batch_per_gpu},
+          {"scheme", s.scheme.to_json()},
+          {"sweep", points}};
+}
+
+std::string format_scenario(const Json& j) {
+  std::string out = fmt::format("scenario  {}\nmodel     {} ({} parameters, {:.3g} GFLOP forward per sample)\n",
+                                j["scenario"].get<std::string>(), j["model"].get<std::string>(),
+                                models::group_thousands(j["params"].get<int64_t>()),
+                                j["fwd_flops_per_sample"].get<double>() / 1e9);
+  out += fmt::format("cluster   {} ({} nodes{})\nbatch     {} per GPU\nscheme    {}\n\n",
+                     j["cluster"].get<std::string>(), j["nodes"].get<int>(),
+                     j["gpus_per_node"].get<int>() > 0 ? fmt::format(", {} GPUs per node", j["gpus_per_node"].get<int>())
+                                                       : std::string(),
+                     j["batch_per_gpu"].get<int64_t>(), j["scheme"].dump());
+  out += fmt::format("{:>6} {:>6} {:>10} {:>8} {:>12} {:>10} {:>12}  {}\n", "gpus", "nodes", "endpoints", "items",
+                     "collectives", "schedules", "global batch", "plan hash");
+  for (const auto& p : j["sweep"])
+    out += fmt::format("{:>6} {:>6} {:>10} {:>8} {:>12} {:>10} {:>12}  {}\n", p["gpus"].get<int>(),
+                       p["nodes"].get<int>(), p["endpoints"].get<size_t>(), p["items"].get<size_t>(),
+                       p["collectives"].get<size_t>(), p["schedules"].get<size_t>(), p["global_batch"].get<int64_t>(),
+                       p["plan_hash"].get<std::string>());
+  return out;
+}
+
+int run_describe(const DescribeOptions& o) {
+  const int chosen = !o.scenario.empty() + !o.model.empty() + !o.cluster.empty();
+  if (chosen != 1) throw InputError("describe: give exactly one of SCENARIO, --model NAME_OR_FILE, --cluster NAME_OR_FILE");
+  if (o.nodes != 0 && o.cluster.empty()) throw InputError("describe: --nodes goes with --cluster");
+  Json json;
+  std::string table;
+  if (!o.model.empty()) {
+    const models::Model model = models::load_model(o.model);
+    json = models::describe_model_json(model);
+    if (o.json.empty()) table = models::format_model_table(model);
+  } else if (!o.cluster.empty()) {
+    if (o.nodes < 0) throw InputError("", "--nodes", "a positive number of nodes");
+    const topology::Cluster cluster = topology::load_cluster(o.cluster, o.nodes);
+    json = topology::describe_cluster_json(cluster);
+    if (o.json.empty()) table = topology::format_cluster_table(cluster);
+  } else {
+    plan::Scenario s = plan::load_scenario(o.scenario);
+    if (s.sweep_gpus.empty()) {
+      const topology::ClusterSpec spec = topology::load_cluster_spec(s.cluster);
+      s.sweep_gpus = {s.nodes * (s.gpus_per_node > 0 ? s.gpus_per_node : spec.node.devices_per_node)};
+    }
+    json = describe_scenario_json(s);
+    if (o.json.empty()) table = format_scenario(json);
+  }
+  if (!o.json.empty()) write_json_output(o.json, json);
+  if (o.json != "-") std::cout << table;
+  return 0;
+}
+
+}  // namespace
+
 void add_describe_command(CLI::App& root, Action& action) {
-  auto* sub = root.add_subcommand("describe", "not implemented yet");
-  sub->callback([&action] { action = []() -> int { throw InternalError("describe: not implemented yet"); }; });
+  auto opts = std::make_shared<DescribeOptions>();
+  auto* sub = root.add_subcommand("describe", "Print the resolved description of a scenario, a model or a cluster");
+  sub->add_option("scenario", opts->scenario, "Scenario JSON file");
+  sub->add_option("--model", opts->model, "Built-in model name or model JSON file");
+  sub->add_option("--cluster", opts->cluster, "Built-in cluster name or cluster JSON file");
+  sub->add_option("--nodes", opts->nodes, "Number of nodes of the cluster (default: the cluster's)");
+  sub->add_option("--json", opts->json, "Write the result as JSON to FILE (- for standard output)");
+  sub->callback([opts, &action] { action = [opts] { return run_describe(*opts); }; });
 }
 
 }  // namespace scaletwin::cli
