@@ -1,12 +1,77 @@
-// scaletwin predict: placeholder until the subcommand lands (replaced by its owner).
+// scaletwin predict: simulates training iterations with SimGrid for every GPU count of a scenario's sweep.
+//
+//   scaletwin predict [SCENARIO] [--gpus LIST] [--calibration FILE] [--iterations N] [--warmup N]
+//                     [--trace FILE] [--report DIR] [--json FILE]
+//
+// Without SCENARIO: plan::default_scenario(). Output: a table, or with --json the spec's
+// {"scenario", "predictions": [{"gpus", "nodes", "iteration_s", "images_per_sec", "speedup", "efficiency",
+// "compute_s", "exposed_comm_s", ...breakdowns}]}. --trace writes Chrome trace format (Perfetto: one track per
+// endpoint, one process per GPU count). --report DIR writes report.json, report.txt and trace.json into DIR.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+
 #include "cli/command.hpp"
 #include "core/error.hpp"
+#include "core/files.hpp"
+#include "sim/predict.hpp"
 
 namespace scaletwin::cli {
 
+namespace {
+
+struct PredictArgs {
+  std::string scenario;
+  std::string gpus;
+  std::string calibration;
+  std::string trace;
+  std::string report_dir;
+  std::string json;
+  int iterations = 3;
+  int warmup = 1;
+};
+
+int run_predict(const PredictArgs& a) {
+  const plan::Scenario scenario = a.scenario.empty() ? plan::default_scenario() : plan::load_scenario(a.scenario);
+  sim::PredictOptions options;
+  if (!a.gpus.empty()) options.gpus = parse_int_list(a.gpus, "--gpus");
+  if (!a.calibration.empty()) options.calibration = sim::load_calibration(a.calibration);
+  if (a.iterations < 1) throw InputError("", "--iterations", "a positive number of measured iterations");
+  if (a.warmup < 0) throw InputError("", "--warmup", "a number of warm-up iterations >= 0");
+  options.run.iterations = a.iterations;
+  options.run.warmup = a.warmup;
+  options.run.trace = !a.trace.empty() || !a.report_dir.empty();
+  const sim::Report report = sim::predict(scenario, options);
+  if (!a.trace.empty()) write_json_output(a.trace, sim::chrome_trace(report));
+  if (!a.report_dir.empty()) {
+    std::filesystem::create_directories(a.report_dir);
+    const std::filesystem::path dir(a.report_dir);
+    write_json_output((dir / "report.json").string(), sim::report_to_json(report));
+    write_file_atomic((dir / "report.txt").string(), sim::report_table(report));
+    write_json_output((dir / "trace.json").string(), sim::chrome_trace(report));
+  }
+  if (!a.json.empty())
+    write_json_output(a.json, sim::report_to_json(report));
+  else
+    std::cout << sim::report_table(report);
+  return kExitOk;
+}
+
+}  // namespace
+
 void add_predict_command(CLI::App& root, Action& action) {
-  auto* sub = root.add_subcommand("predict", "not implemented yet");
-  sub->callback([&action] { action = []() -> int { throw InternalError("predict: not implemented yet"); }; });
+  auto args = std::make_shared<PredictArgs>();
+  auto* sub = root.add_subcommand("predict", "simulate training iterations with SimGrid for every GPU count");
+  sub->add_option("scenario", args->scenario, "scenario file (default: the built-in default scenario)");
+  sub->add_option("--gpus", args->gpus, "comma-separated GPU counts (default: the scenario's sweep)");
+  sub->add_option("--calibration", args->calibration, "calibration file (default: built-in K80/H200 defaults)");
+  sub->add_option("--iterations", args->iterations, "measured iterations per point (default 3)");
+  sub->add_option("--warmup", args->warmup, "warm-up iterations per point, excluded (default 1)");
+  sub->add_option("--trace", args->trace, "write a Chrome trace (Perfetto) to FILE");
+  sub->add_option("--report", args->report_dir, "write report.json, report.txt and trace.json into DIR");
+  sub->add_option("--json", args->json, "write the JSON result to FILE ('-' = standard output)");
+  sub->callback([&action, args] { action = [args] { return run_predict(*args); }; });
 }
 
 }  // namespace scaletwin::cli

@@ -1,0 +1,131 @@
+// predict: one forked child per GPU count (see predict.hpp).
+#include "sim/predict.hpp"
+
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace scaletwin::sim {
+
+std::vector<int> sweep_of(const plan::Scenario& scenario, const std::vector<int>& requested) {
+  if (!requested.empty()) return requested;
+  if (!scenario.sweep_gpus.empty()) return scenario.sweep_gpus;
+  const plan::Scenario& s = scenario;
+  const topology::Cluster cluster = plan::load_scenario_cluster(s, 1);
+  const int per_node = s.gpus_per_node > 0 ? s.gpus_per_node : cluster.devices_per_node();
+  return {s.nodes * per_node};
+}
+
+PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
+                           const RunOptions& options) {
+  const models::Model model = plan::load_scenario_model(scenario);
+  const topology::Cluster cluster = plan::load_scenario_cluster(scenario, gpus);
+  const plan::IterationPlan plan = plan::lower(scenario, model, cluster, gpus);
+  RunOptions run = options;
+  run.real_data = scenario.training.data == "real";
+  run.half_precision = scenario.training.precision != "fp32";
+  return run_iteration_plan(plan, cluster, calibration, run);
+}
+
+namespace {
+
+void write_all(int fd, const std::string& text) {
+  size_t off = 0;
+  while (off < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    off += static_cast<size_t>(n);
+  }
+}
+
+std::string read_all(int fd) {
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+[[noreturn]] void child_main(int fd, const plan::Scenario& scenario, int gpus, const Calibration& calibration,
+                             const RunOptions& options) {
+  Json reply;
+  try {
+    reply = {{"point", point_to_json(simulate_point(scenario, gpus, calibration, options), options.trace)}};
+  } catch (const InputError& e) {
+    reply = {{"error", "input"}, {"message", e.what()}, {"file", e.file()}, {"path", e.json_path()}};
+  } catch (const SystemError& e) {
+    reply = {{"error", "system"}, {"message", e.what()}};
+  } catch (const std::exception& e) {
+    reply = {{"error", "internal"}, {"message", e.what()}};
+  }
+  write_all(fd, reply.dump());
+  ::close(fd);
+  ::_exit(0);
+}
+
+}  // namespace
+
+PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
+                                  const RunOptions& options) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw SystemError(fmt::format("predict: pipe: {}", std::strerror(errno)));
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw SystemError(fmt::format("predict: fork: {}", std::strerror(errno)));
+  if (pid == 0) {
+    ::close(fds[0]);
+    child_main(fds[1], scenario, gpus, calibration, options);
+  }
+  ::close(fds[1]);
+  const std::string text = read_all(fds[0]);
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || text.empty())
+    throw SystemError(fmt::format("predict: the simulation of {} GPUs died (status {})", gpus, status));
+  const Json reply = Json::parse(text);
+  if (reply.contains("point")) return point_from_json(reply["point"]);
+  const std::string kind = reply.at("error"), message = reply.at("message");
+  if (kind == "input") throw InputError(message);
+  if (kind == "system") throw SystemError(message);
+  throw InternalError(fmt::format("{} GPUs: {}", gpus, message));
+}
+
+Report predict(const plan::Scenario& scenario, const PredictOptions& options) {
+  Report report;
+  report.scenario = scenario.name;
+  report.scheme = scenario.scheme.describe();
+  report.cluster = scenario.cluster;
+  report.model = scenario.model;
+  const std::vector<int> gpus = sweep_of(scenario, options.gpus);
+  double base_images_per_sec = 0.0;
+  for (int g : gpus) {
+    PointResult p = simulate_point_forked(scenario, g, options.calibration, options.run);
+    if (g == 1) base_images_per_sec = p.images_per_sec;
+    report.predictions.push_back(std::move(p));
+  }
+  if (base_images_per_sec == 0.0) {
+    RunOptions quiet = options.run;
+    quiet.trace = false;
+    base_images_per_sec = simulate_point_forked(scenario, 1, options.calibration, quiet).images_per_sec;
+  }
+  for (PointResult& p : report.predictions) {
+    p.speedup = p.images_per_sec / base_images_per_sec;
+    p.efficiency = p.speedup / p.gpus;
+  }
+  return report;
+}
+
+}  // namespace scaletwin::sim

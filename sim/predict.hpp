@@ -1,0 +1,37 @@
+// predict: simulate a scenario for every GPU count of its sweep.
+//
+// SimGrid's engine is one per process and its clock never resets, so every point runs in a forked child that
+// loads the model and cluster, lowers the plan, simulates it and pipes its PointResult back as JSON; errors travel
+// back the same way and are rethrown with their kind (InputError, InternalError). speedup and efficiency are
+// against the 1-GPU point of the same scenario (simulated as well when the sweep lacks it).
+#pragma once
+
+#include <vector>
+
+#include "plan/scenario.hpp"
+#include "sim/calibration.hpp"
+#include "sim/report.hpp"
+#include "sim/runner.hpp"
+
+namespace scaletwin::sim {
+
+struct PredictOptions {
+  std::vector<int> gpus;  // empty: the scenario's sweep, else nodes * gpus_per_node
+  Calibration calibration = default_calibration();
+  RunOptions run;
+};
+
+// The GPU counts a scenario is predicted for.
+std::vector<int> sweep_of(const plan::Scenario& scenario, const std::vector<int>& requested);
+
+// Simulates one point in this process (load, lower, run). Only once per process.
+PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
+                           const RunOptions& options);
+
+// Simulates one point in a forked child and returns its result.
+PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
+                                  const RunOptions& options);
+
+Report predict(const plan::Scenario& scenario, const PredictOptions& options);
+
+}  // namespace scaletwin::sim

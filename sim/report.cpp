@@ -1,0 +1,114 @@
+// Report output: JSON (spec fields first, then the breakdowns), the readable table, and Chrome trace events.
+#include "sim/report.hpp"
+
+#include <fmt/format.h>
+
+#include <sstream>
+
+#include "core/units.hpp"
+
+namespace scaletwin::sim {
+
+Json point_to_json(const PointResult& p, bool with_trace) {
+  Json j = {{"gpus", p.gpus},
+            {"nodes", p.nodes},
+            {"iteration_s", p.iteration_s},
+            {"images_per_sec", p.images_per_sec},
+            {"speedup", p.speedup},
+            {"efficiency", p.efficiency},
+            {"compute_s", p.compute_s},
+            {"exposed_comm_s", p.exposed_comm_s},
+            {"sync", p.sync},
+            {"fidelity", p.fidelity},
+            {"plan_hash", p.plan_hash},
+            {"critical_worker", p.critical_worker},
+            {"simulated_s", p.simulated_s},
+            {"phases_s", p.phase_s}};
+  Json colls = Json::array();
+  for (const CollectiveTime& c : p.collectives)
+    colls.push_back({{"label", c.label}, {"purpose", c.purpose}, {"bytes", c.bytes}, {"seconds", c.seconds}});
+  j["collectives"] = colls;
+  if (p.sync != "sync")
+    j["staleness"] = {{"mean", p.staleness_mean}, {"max", p.staleness_max}, {"samples", p.staleness_samples}};
+  if (with_trace) {
+    j["tracks"] = p.tracks;
+    Json ev = Json::array();
+    for (const TraceEvent& e : p.trace) ev.push_back({e.track, e.name, e.category, e.start_s, e.end_s});
+    j["trace"] = ev;
+  }
+  return j;
+}
+
+PointResult point_from_json(const Json& j) {
+  PointResult p;
+  p.gpus = j.at("gpus");
+  p.nodes = j.at("nodes");
+  p.iteration_s = j.at("iteration_s");
+  p.images_per_sec = j.at("images_per_sec");
+  p.speedup = j.at("speedup");
+  p.efficiency = j.at("efficiency");
+  p.compute_s = j.at("compute_s");
+  p.exposed_comm_s = j.at("exposed_comm_s");
+  p.sync = j.at("sync");
+  p.fidelity = j.at("fidelity");
+  p.plan_hash = j.at("plan_hash");
+  p.critical_worker = j.at("critical_worker");
+  p.simulated_s = j.at("simulated_s");
+  p.phase_s = j.at("phases_s").get<std::map<std::string, double>>();
+  for (const Json& c : j.at("collectives")) p.collectives.push_back({c.at("label"), c.at("purpose"), c.at("bytes"), c.at("seconds")});
+  if (j.contains("staleness")) {
+    p.staleness_mean = j["staleness"].at("mean");
+    p.staleness_max = j["staleness"].at("max");
+    p.staleness_samples = j["staleness"].at("samples");
+  }
+  if (j.contains("tracks")) p.tracks = j["tracks"].get<std::vector<std::string>>();
+  if (j.contains("trace"))
+    for (const Json& e : j["trace"]) p.trace.push_back({e.at(0), e.at(1), e.at(2), e.at(3), e.at(4)});
+  return p;
+}
+
+Json report_to_json(const Report& r) {
+  Json preds = Json::array();
+  for (const PointResult& p : r.predictions) preds.push_back(point_to_json(p, false));
+  return {{"scenario", r.scenario}, {"scheme", r.scheme}, {"cluster", r.cluster}, {"model", r.model},
+          {"predictions", preds}};
+}
+
+std::string report_table(const Report& r) {
+  std::ostringstream out;
+  out << fmt::format("scenario {}: {} on {}, {}\n", r.scenario, r.model, r.cluster, r.scheme);
+  out << fmt::format("{:>5} {:>5} {:>12} {:>12} {:>8} {:>7} {:>11} {:>12} {:>10}\n", "gpus", "nodes", "iteration",
+                     "images/s", "speedup", "effic.", "compute", "exposed comm", "staleness");
+  for (const PointResult& p : r.predictions) {
+    const std::string stale = p.sync == "sync" ? "-" : fmt::format("{:.2f}", p.staleness_mean);
+    out << fmt::format("{:>5} {:>5} {:>12} {:>12.1f} {:>8.2f} {:>6.1f}% {:>11} {:>12} {:>10}\n", p.gpus, p.nodes,
+                       format_seconds(p.iteration_s), p.images_per_sec, p.speedup, 100.0 * p.efficiency,
+                       format_seconds(p.compute_s), format_seconds(p.exposed_comm_s), stale);
+  }
+  if (!r.predictions.empty()) {
+    const PointResult& p = r.predictions.back();
+    out << fmt::format("\nbreakdown at {} GPUs (critical worker w{}, plan {}, {} fidelity):\n", p.gpus,
+                       p.critical_worker, p.plan_hash, p.fidelity);
+    for (const auto& [phase, s] : p.phase_s) out << fmt::format("  {:<24} {:>12}\n", phase, format_seconds(s));
+    for (const CollectiveTime& c : p.collectives)
+      out << fmt::format("  {:<24} {:>12}  {} {}\n", c.label, format_seconds(c.seconds), format_bytes(c.bytes), c.purpose);
+  }
+  return out.str();
+}
+
+Json chrome_trace(const Report& r) {
+  Json events = Json::array();
+  for (const PointResult& p : r.predictions) {
+    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", p.gpus},
+                      {"args", {{"name", fmt::format("{} GPUs", p.gpus)}}}});
+    for (size_t t = 0; t < p.tracks.size(); ++t)
+      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", p.gpus}, {"tid", t},
+                        {"args", {{"name", p.tracks[t]}}}});
+    for (const TraceEvent& e : p.trace)
+      events.push_back({{"ph", "X"}, {"name", e.name}, {"cat", e.category}, {"pid", p.gpus}, {"tid", e.track},
+                        {"ts", e.start_s * 1e6}, {"dur", (e.end_s - e.start_s) * 1e6}});
+  }
+  return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+}
+
+}  // namespace scaletwin::sim

@@ -1,0 +1,68 @@
+// What a simulation reports: per GPU count the spec's figures (iteration_s, images_per_sec, speedup, efficiency,
+// compute_s, exposed_comm_s), a per-phase and per-collective breakdown on the critical worker, staleness for
+// asynchronous schemes, and trace events; JSON (spec: predict --json), a readable table, and Chrome trace format.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/json_reader.hpp"
+
+namespace scaletwin::sim {
+
+struct TraceEvent {
+  int track = 0;  // endpoint index
+  std::string name;      // phase name or collective label
+  std::string category;  // "compute" or the collective purpose
+  double start_s = 0.0;
+  double end_s = 0.0;
+};
+
+struct CollectiveTime {
+  std::string label;
+  std::string purpose;
+  double bytes = 0.0;
+  double seconds = 0.0;  // mean duration (launch to completion) per iteration on the critical worker
+};
+
+struct PointResult {
+  int gpus = 0;
+  int nodes = 0;
+  double iteration_s = 0.0;
+  double images_per_sec = 0.0;
+  double speedup = 0.0;
+  double efficiency = 0.0;
+  double compute_s = 0.0;       // compute time per iteration of the critical worker
+  double exposed_comm_s = 0.0;  // iteration_s not covered by the critical worker's compute
+  std::string sync;             // "sync", "async", "mixed_async"
+  std::string fidelity = "message";
+  std::string plan_hash;
+  int critical_worker = 0;
+  std::map<std::string, double> phase_s;  // compute seconds per phase per iteration (critical worker)
+  std::vector<CollectiveTime> collectives;
+  double staleness_mean = 0.0;  // async: updates applied by others between a worker's pull and its next push
+  double staleness_max = 0.0;
+  int64_t staleness_samples = 0;
+  double simulated_s = 0.0;  // simulated clock at the end
+  std::vector<std::string> tracks;  // endpoint names
+  std::vector<TraceEvent> trace;    // when requested
+};
+
+struct Report {
+  std::string scenario;
+  std::string scheme;
+  std::string cluster;
+  std::string model;
+  std::vector<PointResult> predictions;
+};
+
+Json point_to_json(const PointResult& p, bool with_trace);
+PointResult point_from_json(const Json& j);
+Json report_to_json(const Report& r);
+std::string report_table(const Report& r);
+// Chrome trace format (Perfetto): one process per GPU count, one thread (track) per endpoint.
+Json chrome_trace(const Report& r);
+
+}  // namespace scaletwin::sim
