@@ -17,6 +17,11 @@
 // k-th Send from a to b on channel c meets the k-th Recv/RecvReduce posted by b from a on channel c, and both
 // must name the same length. Interpreters (simulator, CPU and GPU executors) never branch on the schedule's name.
 //
+// Concurrency: steps of a rank that are not ordered by deps may run in any order or at once. Generators order
+// (through deps) every pair of steps that touch overlapping ranges where one writes, except RecvReduces into the
+// same range, which commute: an interpreter applies each reduction atomically (receive into staging, then add).
+// Executors may use the per-(source, destination, channel) sequence number as the message tag.
+//
 // Data model for the verifier: `initial` says what each rank holds at the start (its own contribution in every
 // element, nothing, or only its owned slice), `goal` what it must hold at the end. The symbolic verifier
 // (verify.hpp) tracks, per rank and per element range, a count per contributing rank.
@@ -76,6 +81,22 @@ struct Schedule {
   // For kOwnSlice / kReducedSlice: rank r's slice is [slice_offset[r], slice_offset[r] + slice_length[r]).
   std::vector<int64_t> slice_offset;
   std::vector<int64_t> slice_length;
+  // Added for compositions and `direct`: per-rank scratch elements after the buffer, [elements, elements +
+  // scratch_elements); steps may name them, initial and goal never do. Interpreters allocate elements +
+  // scratch_elements per rank.
+  int64_t scratch_elements = 0;
+  // Added for compositions over disjoint slices of the buffer with different data models (the hybrid's traffic:
+  // an all-gather on one slice, a reduce-scatter on another). When non-empty, the verifier uses these regions
+  // instead of initial/goal/slice_* above; elements outside every region are unconstrained and start empty.
+  struct DataRegion {
+    int64_t offset = 0;
+    int64_t length = 0;
+    std::vector<InitialData> initial;    // size ranks
+    std::vector<Goal> goal;              // size ranks
+    std::vector<int64_t> slice_offset;   // absolute buffer offsets
+    std::vector<int64_t> slice_length;
+  };
+  std::vector<DataRegion> regions;
 
   int64_t bytes() const { return elements * element_bytes; }
   int64_t bytes_sent_by(int rank) const;

@@ -1,0 +1,126 @@
+// The collective registry: (collective, algorithm name) → generator (see collectives.hpp).
+#include "plan/collectives.hpp"
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <map>
+#include <utility>
+
+#include "core/error.hpp"
+
+namespace scaletwin::plan {
+
+namespace {
+
+using Generator = std::function<Schedule(int p, int64_t n, int64_t eb, const CollectiveOptions& o)>;
+
+const std::map<std::string, Generator>& generators(Collective kind) {
+  static const std::map<std::string, Generator> allreduce = {
+      {"ring", [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return ring_allreduce(p, n, eb); }},
+      {"interval_pairing",
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return interval_pairing_allreduce(p, n, eb); }},
+      {"halving_doubling",
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return halving_doubling_allreduce(p, n, eb); }},
+      {"double_binary_tree",
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) {
+         return double_binary_tree_allreduce(p, n, eb, o.chunks);
+       }},
+      {"direct", [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return direct_allreduce(p, n, eb); }},
+      {"hierarchical",
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return hierarchical_allreduce(p, n, eb, o); }},
+      {"ps", [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_push_pull(p, o.servers, n, eb); }},
+      {"ps_async",
+       [](int, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_push_pull(1, o.servers, n, eb); }},
+  };
+  static const std::map<std::string, Generator> reduce_scatter = {
+      {"ring", [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return ring_reduce_scatter(p, n, eb); }},
+      {"interval_pairing",
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return interval_pairing_reduce_scatter(p, n, eb); }},
+      {"halving_doubling",
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return halving_doubling_reduce_scatter(p, n, eb); }},
+      {"direct",
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return direct_reduce_scatter(p, n, eb); }},
+  };
+  static const std::map<std::string, Generator> allgather = {
+      {"ring", [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return ring_allgather(p, n, eb); }},
+      {"interval_pairing",
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return interval_pairing_allgather(p, n, eb); }},
+      {"halving_doubling",
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return halving_doubling_allgather(p, n, eb); }},
+      {"direct", [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return direct_allgather(p, n, eb); }},
+  };
+  static const std::map<std::string, Generator> reduce = {
+      {"binomial",
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return binomial_reduce(p, n, eb, o.root); }},
+  };
+  static const std::map<std::string, Generator> broadcast = {
+      {"binomial",
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return binomial_broadcast(p, n, eb, o.root); }},
+  };
+  static const std::map<std::string, Generator> push_pull = {
+      {"push", [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_push(p, o.servers, n, eb); }},
+      {"pull", [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_pull(p, o.servers, n, eb); }},
+      {"push_pull",
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_push_pull(p, o.servers, n, eb); }},
+      {"async", [](int, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_push_pull(1, o.servers, n, eb); }},
+  };
+  static const std::map<std::string, Generator> custom = {
+      {"hybrid",
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return hybrid_traffic(p, n, eb, o.intra); }},
+  };
+  switch (kind) {
+    case Collective::kAllReduce: return allreduce;
+    case Collective::kReduceScatter: return reduce_scatter;
+    case Collective::kAllGather: return allgather;
+    case Collective::kReduce: return reduce;
+    case Collective::kBroadcast: return broadcast;
+    case Collective::kPushPull: return push_pull;
+    case Collective::kCustom: return custom;
+  }
+  return custom;
+}
+
+}  // namespace
+
+std::vector<Collective> all_collectives() {
+  return {Collective::kAllReduce, Collective::kReduceScatter, Collective::kAllGather, Collective::kReduce,
+          Collective::kBroadcast, Collective::kPushPull,      Collective::kCustom};
+}
+
+std::vector<std::string> collective_algorithms(Collective kind) {
+  std::vector<std::string> names;
+  for (const auto& [name, gen] : generators(kind)) names.push_back(name);
+  return names;
+}
+
+Collective collective_from_name(const std::string& name, const std::string& option) {
+  std::vector<std::string> known;
+  for (Collective c : all_collectives()) {
+    if (name == collective_name(c)) return c;
+    known.emplace_back(collective_name(c));
+  }
+  throw InputError("", option, fmt::format("one of {} (got \"{}\")", fmt::join(known, ", "), name));
+}
+
+Schedule make_collective(Collective kind, const std::string& algorithm, int ranks, int64_t elements,
+                         int64_t element_bytes, const CollectiveOptions& options) {
+  const auto& table = generators(kind);
+  const auto it = table.find(algorithm);
+  if (it == table.end())
+    throw InputError("", "--algo",
+                     fmt::format("a {} algorithm: one of {} (got \"{}\")", collective_name(kind),
+                                 fmt::join(collective_algorithms(kind), ", "), algorithm));
+  if (ranks < 1) throw InputError("", "--ranks", fmt::format("a positive rank count (got {})", ranks));
+  if (elements < 0) throw InputError("", "--bytes", "a non-negative size");
+  if (element_bytes < 1) throw InputError("", "--element-bytes", "a positive element size");
+  if (options.servers < 1) throw InputError("", "servers", fmt::format("at least 1 server (got {})", options.servers));
+  if (options.chunks < 0) throw InputError("", "chunks", "a non-negative chunk count");
+  if (options.root < 0 || options.root >= ranks)
+    throw InputError("", "root", fmt::format("a root rank in 0..{} (got {})", ranks - 1, options.root));
+  Schedule s = it->second(ranks, elements, element_bytes, options);
+  s.name = kind == Collective::kAllReduce ? s.name : fmt::format("{} {}", algorithm, collective_name(kind));
+  return s;
+}
+
+}  // namespace scaletwin::plan

@@ -1,0 +1,72 @@
+// The collective registry: every algorithm is one generator that returns a Schedule (plan/gen_*.cpp, each opening
+// with its step diagram, step count, bytes-per-rank formula, preconditions and reference).
+//
+// make_collective(kind, algorithm, ranks, elements, element_bytes, options) is the one entry point for the rest of
+// scaletwin; unknown (kind, algorithm) pairs throw InputError listing the known ones. Conventions shared by every
+// generator: n = elements, p = ranks, the buffer is split into p balanced chunks (part_offset), chunk r is rank
+// r's slice for reduce-scatter and all-gather; zero-length transfers are omitted (elements < p is fine).
+//
+// Parameter-server schedules have ranks + servers ranks: workers 0..ranks-1, then shards ranks..ranks+servers-1;
+// shard j owns slice part(n, servers, j). The placement of the spec (host_cpu, device, colocated, dedicated) is
+// which endpoint plays each shard rank: the lowering's business, not the schedule's.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plan/schedule.hpp"
+
+namespace scaletwin::plan {
+
+struct CollectiveOptions {
+  int ranks_per_node = 0;       // hierarchical: ranks per node (ranks must be a multiple); 0 = ranks
+  std::string intra = "ring";   // hierarchical: reduce-scatter / all-gather algorithm inside a node; hybrid: its algorithm
+  std::string inter = "ring";   // hierarchical: all-reduce algorithm between nodes
+  int chunks = 0;               // double_binary_tree: pipeline chunks per tree (0 = automatic)
+  int servers = 1;              // parameter server: k shards
+  int root = 0;                 // reduce / broadcast
+};
+
+Schedule make_collective(Collective kind, const std::string& algorithm, int ranks, int64_t elements,
+                         int64_t element_bytes, const CollectiveOptions& options = {});
+std::vector<std::string> collective_algorithms(Collective kind);
+std::vector<Collective> all_collectives();
+// "allreduce", "reduce_scatter", ... (collective_name); InputError listing the known names otherwise.
+Collective collective_from_name(const std::string& name, const std::string& option = "--collective");
+
+// Generators (one file each; see the diagrams there).
+Schedule ring_reduce_scatter(int p, int64_t n, int64_t element_bytes);
+Schedule ring_allgather(int p, int64_t n, int64_t element_bytes);
+Schedule ring_allreduce(int p, int64_t n, int64_t element_bytes);
+
+Schedule interval_pairing_reduce_scatter(int p, int64_t n, int64_t element_bytes);
+Schedule interval_pairing_allgather(int p, int64_t n, int64_t element_bytes);
+Schedule interval_pairing_allreduce(int p, int64_t n, int64_t element_bytes);
+
+Schedule halving_doubling_reduce_scatter(int p, int64_t n, int64_t element_bytes);
+Schedule halving_doubling_allgather(int p, int64_t n, int64_t element_bytes);
+Schedule halving_doubling_allreduce(int p, int64_t n, int64_t element_bytes);
+
+Schedule double_binary_tree_allreduce(int p, int64_t n, int64_t element_bytes, int chunks);
+// Parent of `rank` in the first tree (-1 for the root) and in the second one; exposed for tests.
+int btree_parent(int p, int rank);
+int dtree_parent(int p, int rank);
+
+Schedule direct_allreduce(int p, int64_t n, int64_t element_bytes);
+Schedule direct_reduce_scatter(int p, int64_t n, int64_t element_bytes);
+Schedule direct_allgather(int p, int64_t n, int64_t element_bytes);
+
+Schedule binomial_reduce(int p, int64_t n, int64_t element_bytes, int root);
+Schedule binomial_broadcast(int p, int64_t n, int64_t element_bytes, int root);
+
+Schedule ps_push(int workers, int servers, int64_t n, int64_t element_bytes);
+Schedule ps_pull(int workers, int servers, int64_t n, int64_t element_bytes);
+Schedule ps_push_pull(int workers, int servers, int64_t n, int64_t element_bytes);
+
+Schedule hierarchical_allreduce(int p, int64_t n, int64_t element_bytes, const CollectiveOptions& options);
+// The hybrid's traffic for one model-parallel layer: an all-gather of activations (elements [0, n)) then a
+// reduce-scatter of input gradients (elements [n, 2n)), with options.intra as the algorithm of both.
+Schedule hybrid_traffic(int p, int64_t n, int64_t element_bytes, const std::string& algorithm);
+
+}  // namespace scaletwin::plan
