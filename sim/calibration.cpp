@@ -64,7 +64,7 @@ const DeviceEfficiency& Calibration::device(const std::string& device_name) cons
 Calibration default_calibration() {
   Calibration c;
   c.devices["default"] = DeviceEfficiency{};
-  c.devices["K80 (GK210)"] = DeviceEfficiency{0.36, 0.45, 0.60, 20e-6};
+  c.devices["Tesla K80 (one GK210)"] = DeviceEfficiency{0.36, 0.45, 0.60, 20e-6};
   c.devices["H200 SXM"] = DeviceEfficiency{0.68, 0.70, 0.70, 8e-6};
   c.devices["cpu"] = DeviceEfficiency{0.30, 0.50, 0.50, 5e-6};
   for (LinkClass k : {LinkClass::kPcie, LinkClass::kNvlink, LinkClass::kNetwork, LinkClass::kShm})

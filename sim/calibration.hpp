@@ -6,7 +6,7 @@
 //   {
 //     "format": "scaletwin-calibration/1",
 //     "devices": {                              // keyed by topology::DeviceType::name / HostCpu::name, or "cpu"
-//       "K80 (GK210)": {"conv": 0.36, "matmul": 0.45, "memory": 0.60, "op_overhead_s": 2e-5}
+//       "Tesla K80 (one GK210)": {"conv": 0.36, "matmul": 0.45, "memory": 0.60, "op_overhead_s": 2e-5}
 //     },
 //     "links": {                                // link classes: pcie, nvlink, network, shm
 //       "pcie": {"latency_factor": 1.0, "bandwidth_factor": 0.85}

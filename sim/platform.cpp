@@ -45,15 +45,18 @@ ClusterPlatform::ClusterPlatform(const topology::Cluster& cluster, const Calibra
     if (kind == topology::VertexKind::kDevice || kind == topology::VertexKind::kHostCpu)
       hosts_[v] = make_host(zone, vertices[v].name);
   }
-  // Links are created on first use: only the edges on a route exist in the platform.
-  std::vector<sg4::SplitDuplexLink*> links(cluster.edges().size(), nullptr);
+  // Links are created on first use: only the edges on a route exist in the platform. A `shared` edge (a bus) is
+  // one SimGrid link for both directions, every other edge a split-duplex pair.
+  std::vector<sg4::Link*> links(cluster.edges().size(), nullptr);
   auto link_of = [&](int e) {
     if (links[e] == nullptr) {
       const topology::Edge& edge = cluster.edges()[e];
       const LinkFactors& f = calibration.link(link_class_of(edge.kind));
       const std::string name = edge.name.empty() ? fmt::format("e{}", e) : fmt::format("e{}:{}", e, edge.name);
       ST_ASSERT(edge.link.bandwidth_Bps > 0.0, "link without bandwidth: " + name);
-      links[e] = zone->create_split_duplex_link(name, edge.link.bandwidth_Bps * f.bandwidth_factor);
+      const double bandwidth = edge.link.bandwidth_Bps * f.bandwidth_factor;
+      links[e] = edge.link.shared ? zone->create_link(name, bandwidth)
+                                  : static_cast<sg4::Link*>(zone->create_split_duplex_link(name, bandwidth));
       links[e]->set_latency(edge.link.latency_s * f.latency_factor);
       links[e]->seal();
     }
@@ -77,7 +80,10 @@ ClusterPlatform::ClusterPlatform(const topology::Cluster& cluster, const Calibra
         const topology::Edge& edge = cluster.edges()[e];
         const bool forward = edge.a == at;
         ST_ASSERT(forward || edge.b == at, "route edges do not form a path");
-        route.emplace_back(link_of(e), forward ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
+        if (edge.link.shared)
+          route.emplace_back(link_of(e));
+        else
+          route.emplace_back(link_of(e), forward ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
         at = forward ? edge.b : edge.a;
       }
       ST_ASSERT(at == b, "route does not end at its destination");
