@@ -1,0 +1,127 @@
+// The schedule interpreter over MPI: runs this rank's program of a plan::Schedule on a buffer.
+//
+// Each step is posted as soon as the steps in its deps have completed: Send → MPI_Isend from the range, Recv →
+// MPI_Irecv straight into the range, RecvReduce → MPI_Irecv into a reused staging buffer, added into the range
+// when it arrives (vectorised, no reassociation), Copy → memmove inside the buffer. The IR's FIFO matching per
+// (source, destination, channel) comes from MPI's non-overtaking rule per (source, tag, communicator): the tag
+// encodes the channel (and the collective's sequence number, so that collectives in flight at the same time never
+// match each other's messages), and sends and receives of one (peer, channel) are posted in program order.
+// Progress is MPI_Testsome (progress(), test()) or MPI_Waitsome (wait()) over every outstanding request.
+// No algorithm has a name here: ring, trees, parameter servers are all just schedules.
+//
+// Overlap with compute: start() returns at once after posting the steps that have no deps; the training driver
+// launches a bucket's all-reduce as soon as its gradients are ready and calls progress() between layers of the
+// backward pass (progress calls, not a progress thread: with one rank per core a polling thread would steal the
+// core from compute, and Open MPI's progress is not asynchronous anyway), then wait() before the update.
+//
+// start() is collective over the runner's communicator: every rank calls it for the same schedules in the same
+// order (ranks outside the schedule get a handle that is already done). The runner works on a duplicate of the
+// communicator, so its tags never meet other traffic. Not thread-safe: one thread drives a runner.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "exec/mpi_buffers.hpp"
+#include "plan/schedule.hpp"
+
+namespace scaletwin::exec {
+
+struct CollectiveHandle {
+  int slot = -1;          // -1: nothing to do on this rank (done from the start)
+  uint64_t sequence = 0;  // the runner's count of started collectives when this one started
+};
+
+struct RunnerStats {
+  int64_t collectives = 0;
+  int64_t messages_sent = 0;
+  int64_t bytes_sent = 0;
+  int64_t elements_reduced = 0;
+  int64_t staging_bytes = 0;  // staging capacity allocated so far (stays flat once warm)
+};
+
+class ScheduleRunner {
+ public:
+  // Duplicates comm (collective over comm). rank_map[s] is the rank in comm of schedule rank s; empty means the
+  // identity (schedule rank s = rank s of comm).
+  explicit ScheduleRunner(MPI_Comm comm, std::vector<int> rank_map = {});
+  ~ScheduleRunner();
+  ScheduleRunner(const ScheduleRunner&) = delete;
+  ScheduleRunner& operator=(const ScheduleRunner&) = delete;
+
+  int comm_rank() const { return comm_rank_; }
+  int comm_size() const { return comm_size_; }
+  // This process's rank in the schedules run here, or -1 if the rank map leaves it out.
+  int schedule_rank() const { return schedule_rank_; }
+  MPI_Comm communicator() const { return comm_; }
+
+  // Starts one collective on `buffer` (schedule.elements elements of `type`, in place; the schedule's scratch
+  // elements, if any, come from the runner, zeroed). The schedule and the buffer must stay alive and the buffer
+  // untouched until the collective is done (test() true or wait()). Offsets are in elements, so a schedule made
+  // for 4-byte elements runs as well on doubles.
+  CollectiveHandle start(const plan::Schedule& schedule, void* buffer, ElementType type);
+  template <class T>
+  CollectiveHandle start(const plan::Schedule& schedule, std::span<T> buffer) {
+    check_span_size(schedule, static_cast<int64_t>(buffer.size()));
+    return start(schedule, buffer.data(), element_type_of<T>());
+  }
+
+  // Advances every collective in flight without blocking; true when none is left in flight.
+  bool progress();
+  // progress(), then whether this collective is done.
+  bool test(CollectiveHandle handle);
+  // Blocks until this collective is done (other collectives in flight advance too).
+  void wait(CollectiveHandle handle);
+  void wait_all();
+  // start + wait.
+  template <class T>
+  void run(const plan::Schedule& schedule, std::span<T> buffer) {
+    wait(start(schedule, buffer));
+  }
+
+  int in_flight() const;
+  const RunnerStats& stats() const { return stats_; }
+
+ private:
+  struct Flight;
+  void check_span_size(const plan::Schedule& schedule, int64_t size) const;
+  int take_slot();
+  void compile(Flight& flight) const;
+  void post_ready(Flight& flight, int first_step);
+  bool try_post(Flight& flight, int step);
+  void complete_step(Flight& flight, int step);
+  void handle_completions(int count);
+  bool flight_done(CollectiveHandle handle) const;
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int comm_rank_ = 0;
+  int comm_size_ = 1;
+  int schedule_rank_ = -1;
+  int max_channels_ = 1;
+  std::vector<int> rank_map_;
+  uint64_t sequence_ = 0;
+  std::vector<std::unique_ptr<Flight>> flights_;  // slots, reused once their collective is done
+  std::vector<MPI_Request> requests_;
+  std::vector<std::pair<int, int>> request_owner_;  // (slot, step) per request
+  std::vector<int> completed_;                      // scratch for MPI_Testsome / MPI_Waitsome
+  std::vector<int> worklist_;                       // scratch: steps to try to post
+  StagingPool staging_;
+  RunnerStats stats_;
+};
+
+// The named baseline: MPI_Allreduce(MPI_IN_PLACE, buffer, count, type, MPI_SUM, comm).
+void mpi_allreduce_baseline(void* buffer, int64_t count, ElementType type, MPI_Comm comm);
+template <class T>
+void mpi_allreduce_baseline(std::span<T> buffer, MPI_Comm comm) {
+  mpi_allreduce_baseline(buffer.data(), static_cast<int64_t>(buffer.size()), element_type_of<T>(), comm);
+}
+
+// The tag of a message of the collective numbered `sequence` on `channel`: channel · kSequenceSlots + sequence mod
+// kSequenceSlots. At most kSequenceSlots collectives may be in flight at once; channels are limited by MPI_TAG_UB
+// (Open MPI: millions; the MPI minimum 32767 still allows 127).
+inline constexpr int kSequenceSlots = 256;
+int message_tag(uint64_t sequence, int channel);
+
+}  // namespace scaletwin::exec
