@@ -71,14 +71,14 @@ TEST_CASE("data parallel: buckets carry every parameter once, overlapped with ba
   // 25 MB buckets of a 102 MB gradient: 4 or 5 of them; the first starts before the backward pass ends.
   CHECK(p.collectives.size() >= 4);
   const auto& items = p.programs[0].items;
-  int first_comm = -1, last_backward = -1;
+  int first_comm_ready = -1, last_backward = -1;  // the item the first bucket waits for; the end of backward
   for (size_t i = 0; i < items.size(); ++i) {
-    if (items[i].kind == Item::Kind::kComm && first_comm < 0) first_comm = static_cast<int>(i);
+    if (items[i].kind == Item::Kind::kComm && first_comm_ready < 0) first_comm_ready = items[i].deps.at(0);
     if (items[i].kind == Item::Kind::kCompute && (items[i].compute.phase == Phase::kBackwardInput ||
                                                   items[i].compute.phase == Phase::kBackwardWeight))
       last_backward = static_cast<int>(i);
   }
-  CHECK(first_comm < last_backward);
+  CHECK(first_comm_ready < last_backward);
   // Without overlap every bucket waits for the whole backward pass.
   const Scenario no = scenario_with("resnet50", "aws-p2.8xlarge", 1, R"({"name": "allreduce", "overlap": false})");
   const IterationPlan q = lower_for(no, 8);
