@@ -1,0 +1,79 @@
+// Compute model closed forms and the calibration file format (strict reader, round trip, defaults).
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "sim/compute_model.hpp"
+
+using namespace scaletwin;
+
+TEST_CASE("roofline: compute-bound, memory-bound, overhead, data and server costs", "[unit]") {
+  sim::Calibration c = sim::ideal_calibration();
+  c.devices["gpu"] = sim::DeviceEfficiency{0.5, 0.8, 0.25, 1e-5};
+  c.input_cost_per_image_s = 1e-3;
+  c.ps_cost_per_byte_s = 2e-9;
+  const sim::Processor p{"gpu", 1e12, 1e11, false};
+  plan::ComputeOp conv;
+  conv.layer_class = models::LayerClass::kConv;
+  conv.flops = 1e10;
+  conv.bytes = 1e8;
+  // max(1e10 / (1e12 * 0.5), 1e8 / (1e11 * 0.25)) + 1e-5 = max(0.02, 0.004) + 1e-5
+  CHECK(sim::ComputeModel(c, false).op_time_s(conv, p) == Approx(0.02 + 1e-5).epsilon(1e-12));
+  plan::ComputeOp relu = conv;
+  relu.layer_class = models::LayerClass::kMemory;
+  relu.flops = 1e8;
+  relu.bytes = 4e9;  // 4e9 / 2.5e10 = 0.16 s, flops 1e8 / 2.5e11 = 0.4 ms
+  CHECK(sim::ComputeModel(c, false).op_time_s(relu, p) == Approx(0.16 + 1e-5).epsilon(1e-12));
+  plan::ComputeOp data;
+  data.phase = plan::Phase::kData;
+  data.samples = 64;
+  CHECK(sim::ComputeModel(c, false).op_time_s(data, p) == Approx(1e-5).epsilon(1e-12));
+  CHECK(sim::ComputeModel(c, true).op_time_s(data, p) == Approx(1e-5 + 64e-3).epsilon(1e-12));
+  plan::ComputeOp update;
+  update.phase = plan::Phase::kServerUpdate;
+  update.bytes = 1e6;  // roofline 1e6 / 2.5e10 = 40 us, plus 2e-9 * 1e6 = 2 ms
+  CHECK(sim::ComputeModel(c, false).op_time_s(update, p) == Approx(4e-5 + 2e-3 + 1e-5).epsilon(1e-12));
+  CHECK(sim::ComputeModel(c, false).reduce_time_s(1e6, p, false) == Approx(3e6 / 2.5e10).epsilon(1e-12));
+  CHECK(sim::ComputeModel(c, false).reduce_time_s(1e6, p, true) == Approx(3e6 / 2.5e10 + 2e-3).epsilon(1e-12));
+  CHECK(sim::ComputeModel(c, false).copy_time_s(1e6, p) == Approx(2e6 / 2.5e10).epsilon(1e-12));
+}
+
+TEST_CASE("the K80 default reproduces the published ResNet-50 step within the derivation's rounding", "[unit]") {
+  // calibration.cpp derives conv efficiency 0.36 from 51.9 images/s: 1.57 TFLOP of convolutions per 64-image
+  // iteration at 0.36 x 4.37 TFLOP/s take ~1.0 s.
+  const sim::Calibration c = sim::default_calibration();
+  const sim::DeviceEfficiency& k80 = c.device("Tesla K80 (one GK210)");
+  const double conv_s = 64 * 24.6e9 / (4.37e12 * k80.conv);
+  CHECK(conv_s == Approx(1.0).epsilon(0.02));
+  CHECK(c.device("unknown device").conv == c.device("default").conv);
+}
+
+TEST_CASE("calibration files round-trip and unknown keys are rejected", "[unit]") {
+  sim::Calibration c = sim::default_calibration();
+  c.devices["X"] = sim::DeviceEfficiency{0.1, 0.2, 0.3, 4e-6};
+  c.links[sim::LinkClass::kNetwork].latency_factor = 2.5;
+  c.message_overhead_s = 7e-6;
+  const std::string path = "test_calibration_roundtrip.json";
+  sim::save_calibration(path, c);
+  const sim::Calibration back = sim::load_calibration(path);
+  std::remove(path.c_str());
+  CHECK(back.device("X").matmul == 0.2);
+  CHECK(back.device("X").op_overhead_s == 4e-6);
+  CHECK(back.link(sim::LinkClass::kNetwork).latency_factor == 2.5);
+  CHECK(back.message_overhead_s == 7e-6);
+  CHECK(sim::calibration_to_json(back) == sim::calibration_to_json(c));
+
+  Json bad = sim::calibration_to_json(c);
+  bad["devices"]["X"]["convv"] = 0.3;
+  CHECK_THROWS_AS(sim::parse_calibration(bad, "bad.json"), InputError);
+  Json wrong = sim::calibration_to_json(c);
+  wrong["format"] = "scaletwin-calibration/2";
+  CHECK_THROWS_AS(sim::parse_calibration(wrong, "bad.json"), InputError);
+  Json partial = {{"format", "scaletwin-calibration/1"}, {"links", {{"pcie", {{"bandwidth_factor", 0.5}}}}}};
+  const sim::Calibration p = sim::parse_calibration(partial, "partial.json");
+  CHECK(p.link(sim::LinkClass::kPcie).bandwidth_factor == 0.5);
+  CHECK(p.link(sim::LinkClass::kPcie).latency_factor == 1.0);
+  CHECK(p.message_overhead_s == sim::default_calibration().message_overhead_s);
+}
