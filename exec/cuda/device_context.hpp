@@ -1,0 +1,68 @@
+// Internal to the CUDA backend: what its layer kernels share (device, stream, cuDNN and cuBLAS handles, the one
+// cuDNN workspace, the options) and the factories of the kernel families (cudnn_conv.cpp, cudnn_layers.cpp,
+// cublas_fc.cpp, plain_layers.cpp). Everything is ordered on the one stream.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <memory>
+
+#include "exec/backend.hpp"
+#include "exec/cuda/layer_plan.hpp"
+#include "exec/cuda_backend.hpp"
+
+namespace scaletwin::exec::cuda {
+
+// A device allocation of bytes, freed with cudaFree.
+class DeviceBytes {
+ public:
+  DeviceBytes() = default;
+  explicit DeviceBytes(int64_t bytes);
+  DeviceBytes(DeviceBytes&& o) noexcept : data_(o.data_), bytes_(o.bytes_) { o.data_ = nullptr, o.bytes_ = 0; }
+  DeviceBytes& operator=(DeviceBytes&& o) noexcept;
+  DeviceBytes(const DeviceBytes&) = delete;
+  DeviceBytes& operator=(const DeviceBytes&) = delete;
+  ~DeviceBytes();
+  void* data() const { return data_; }
+  float* floats() const { return static_cast<float*>(data_); }
+  int64_t bytes() const { return bytes_; }
+
+ private:
+  void* data_ = nullptr;
+  int64_t bytes_ = 0;
+};
+
+struct DeviceContext {
+  int device = 0;
+  CudaOptions options;
+  cudaStream_t stream = nullptr;
+  cudnnHandle_t cudnn = nullptr;
+  cublasHandle_t cublas = nullptr;
+  int64_t workspace_limit_bytes = 0;  // per convolution direction (layer_plan.hpp's policy)
+  DeviceBytes workspace;              // shared by every kernel, grown (between iterations) to the largest need
+
+  // cudaSetDevice(device): every entry point calls it, as one thread may drive several backends.
+  void activate() const;
+  // Grows the workspace to at least `bytes` (synchronizes the stream first when it must reallocate).
+  void reserve_workspace(int64_t bytes);
+};
+
+// RAII descriptors.
+struct TensorDesc {
+  cudnnTensorDescriptor_t desc = nullptr;
+  explicit TensorDesc(const TensorDims& dims);
+  ~TensorDesc();
+  TensorDesc(const TensorDesc&) = delete;
+  TensorDesc& operator=(const TensorDesc&) = delete;
+};
+
+std::unique_ptr<LayerKernel> make_conv_kernel(DeviceContext& ctx, const LayerDesc& desc);
+std::unique_ptr<LayerKernel> make_fc_kernel(DeviceContext& ctx, const LayerDesc& desc);
+std::unique_ptr<LayerKernel> make_batchnorm_kernel(DeviceContext& ctx, const LayerDesc& desc);
+std::unique_ptr<LayerKernel> make_pool_kernel(DeviceContext& ctx, const LayerDesc& desc);
+std::unique_ptr<LayerKernel> make_relu_kernel(DeviceContext& ctx, const LayerDesc& desc);
+std::unique_ptr<LayerKernel> make_plain_kernel(DeviceContext& ctx, const LayerDesc& desc);
+
+}  // namespace scaletwin::exec::cuda

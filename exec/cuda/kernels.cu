@@ -1,0 +1,90 @@
+// The CUDA backend's own kernels (see kernels.hpp): grid-stride loops over 64-bit indices.
+#include <cuda_runtime.h>
+
+#include "exec/cuda/cuda_check.hpp"
+#include "exec/cuda/dropout_hash.hpp"
+#include "exec/cuda/kernels.hpp"
+
+namespace scaletwin::exec::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned blocks_for(int64_t n) {
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(blocks < 65535 * 32 ? (blocks > 0 ? blocks : 1) : 65535 * 32);
+}
+
+#define ST_GRID_LOOP(i, n) \
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); i += int64_t{blockDim.x} * gridDim.x)
+
+__global__ void fill_kernel(float* dst, float value, int64_t n) {
+  ST_GRID_LOOP(i, n) dst[i] = value;
+}
+__global__ void add_kernel(float* dst, const float* src, int64_t n) {
+  ST_GRID_LOOP(i, n) dst[i] = __fadd_rn(dst[i], src[i]);
+}
+__global__ void scale_kernel(float* dst, float factor, int64_t n) {
+  ST_GRID_LOOP(i, n) dst[i] = __fmul_rn(dst[i], factor);
+}
+__global__ void sgd_kernel(float* w, const float* g, float* m, int64_t n, float lr, float mu, float wd) {
+  ST_GRID_LOOP(i, n) {
+    const float gi = __fadd_rn(g[i], __fmul_rn(wd, w[i]));
+    const float mi = __fadd_rn(__fmul_rn(mu, m[i]), gi);
+    m[i] = mi;
+    w[i] = __fsub_rn(w[i], __fmul_rn(lr, mi));
+  }
+}
+__global__ void dropout_kernel(const float* src, float* dst, int64_t n, uint64_t seed, double rate, float scale) {
+  ST_GRID_LOOP(i, n) dst[i] = dropout_keep_hd(seed, static_cast<uint64_t>(i), rate) ? __fmul_rn(src[i], scale) : 0.0f;
+}
+__global__ void xent_grad_kernel(const float* probs, const float* labels, float* d_x, int64_t batch, int64_t classes,
+                                 float loss_scale) {
+  ST_GRID_LOOP(i, batch * classes) {
+    const int64_t sample = i / classes, c = i % classes;
+    const float target = static_cast<int64_t>(labels[sample]) == c ? 1.0f : 0.0f;
+    d_x[i] = __fmul_rn(__fsub_rn(probs[i], target), loss_scale);
+  }
+}
+
+void check_launch() { ST_CUDA_CHECK(cudaGetLastError()); }
+
+}  // namespace
+
+void launch_fill(float* dst, float value, int64_t n, cudaStream_t stream) {
+  if (n <= 0) return;
+  fill_kernel<<<blocks_for(n), kThreads, 0, stream>>>(dst, value, n);
+  check_launch();
+}
+void launch_add(float* dst, const float* src, int64_t n, cudaStream_t stream) {
+  if (n <= 0) return;
+  add_kernel<<<blocks_for(n), kThreads, 0, stream>>>(dst, src, n);
+  check_launch();
+}
+void launch_scale(float* dst, float factor, int64_t n, cudaStream_t stream) {
+  if (n <= 0) return;
+  scale_kernel<<<blocks_for(n), kThreads, 0, stream>>>(dst, factor, n);
+  check_launch();
+}
+void launch_sgd_update(float* weights, const float* grads, float* momentum, int64_t n, float learning_rate,
+                       float momentum_coefficient, float weight_decay, cudaStream_t stream) {
+  if (n <= 0) return;
+  sgd_kernel<<<blocks_for(n), kThreads, 0, stream>>>(weights, grads, momentum, n, learning_rate,
+                                                      momentum_coefficient, weight_decay);
+  check_launch();
+}
+void launch_dropout(const float* src, float* dst, int64_t n, uint64_t seed, double rate, float scale,
+                    cudaStream_t stream) {
+  if (n <= 0) return;
+  dropout_kernel<<<blocks_for(n), kThreads, 0, stream>>>(src, dst, n, seed, rate, scale);
+  check_launch();
+}
+void launch_softmax_xent_grad(const float* probs, const float* labels, float* d_x, int64_t batch, int64_t classes,
+                              float loss_scale, cudaStream_t stream) {
+  if (batch * classes <= 0) return;
+  xent_grad_kernel<<<blocks_for(batch * classes), kThreads, 0, stream>>>(probs, labels, d_x, batch, classes,
+                                                                         loss_scale);
+  check_launch();
+}
+
+}  // namespace scaletwin::exec::cuda

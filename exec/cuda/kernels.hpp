@@ -1,0 +1,27 @@
+// The CUDA backend's own kernels, for what no library call does: element-wise helpers (fill, add for reducing
+// received chunks, scale), the SGD update, dropout with the shared mask of exec/backend.hpp and the gradient of
+// softmax cross-entropy. Each launcher enqueues on `stream` and checks the launch. Plain C++ declarations, so that
+// host code includes this header without nvcc.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace scaletwin::exec::cuda {
+
+void launch_fill(float* dst, float value, int64_t n, cudaStream_t stream);
+void launch_add(float* dst, const float* src, int64_t n, cudaStream_t stream);    // dst += src
+void launch_scale(float* dst, float factor, int64_t n, cudaStream_t stream);      // dst *= factor
+// g' = g + wd·w; m = mu·m + g'; w = w − lr·m, rounded operation by operation (no fused multiply-add), so that it
+// equals the CPU backend's loop bit for bit.
+void launch_sgd_update(float* weights, const float* grads, float* momentum, int64_t n, float learning_rate,
+                       float momentum_coefficient, float weight_decay, cudaStream_t stream);
+// dst[i] = dropout_keep(seed, i, rate) ? src[i] · scale : 0
+void launch_dropout(const float* src, float* dst, int64_t n, uint64_t seed, double rate, float scale,
+                    cudaStream_t stream);
+// d_x[n][c] = (probs[n][c] − (c == labels[n])) · loss_scale
+void launch_softmax_xent_grad(const float* probs, const float* labels, float* d_x, int64_t batch, int64_t classes,
+                              float loss_scale, cudaStream_t stream);
+
+}  // namespace scaletwin::exec::cuda

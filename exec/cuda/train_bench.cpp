@@ -1,0 +1,110 @@
+// scaletwin_cuda_train: trains a built-in model on synthetic data with the CUDA backend and prints images/s, the
+// GPU half of the throughput comparison of scripts/gpu-check (the other half is PyTorch on the same GPU, batch and
+// precision). One process, one GPU, no MPI. Each step is what the executor does: upload the host batch, forward
+// with the loss read back, backward, SGD with momentum.
+//
+//   scaletwin_cuda_train [--model resnet50] [--batch 64] [--iterations 50] [--warmup 5] [--device 0] [--no-tf32]
+//                        [--benchmark-algorithms]
+// Prints "MODEL: X images/s (batch B, fp32[+TF32 conv], N iterations, DEVICE)" and "images_per_sec=X" last.
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <string>
+
+#include "core/error.hpp"
+#include "exec/cuda_backend.hpp"
+#include "exec/network.hpp"
+#include "exec/optimizer.hpp"
+#include "models/zoo.hpp"
+
+namespace {
+
+using namespace scaletwin;
+
+struct Options {
+  std::string model = "resnet50";
+  int64_t batch = 64, iterations = 50, warmup = 5;
+  int device = 0;
+  exec::CudaOptions cuda;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw InputError("option " + a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--model") o.model = value();
+    else if (a == "--batch") o.batch = std::stoll(value());
+    else if (a == "--iterations") o.iterations = std::stoll(value());
+    else if (a == "--warmup") o.warmup = std::stoll(value());
+    else if (a == "--device") o.device = std::stoi(value());
+    else if (a == "--no-tf32") o.cuda.allow_tf32 = false;
+    else if (a == "--benchmark-algorithms") o.cuda.benchmark_algorithms = true;
+    else throw InputError("unknown option " + a + " (see the comment at the top of exec/cuda/train_bench.cpp)");
+  }
+  if (o.batch < 1 || o.iterations < 1 || o.warmup < 0) throw InputError("batch and iterations must be positive");
+  return o;
+}
+
+int run(const Options& o) {
+  const models::Model model = models::make_builtin_model(o.model);
+  exec::check_cuda_memory(model, o.batch, o.device, o.cuda);  // refuses before allocating
+  auto backend = exec::make_cuda_backend(o.device, o.cuda);
+  exec::Network net(*backend, model, {o.batch, 1, 1, {}});
+  exec::Sgd sgd(*backend, net.param_count(), 0.9f, 1e-4f);
+  std::mt19937_64 rng(7);
+  std::normal_distribution<float> pixel(0.0f, 1.0f);
+  std::vector<float> images(static_cast<size_t>(o.batch * model.input.elements())), labels(static_cast<size_t>(o.batch));
+  for (float& x : images) x = pixel(rng);
+  for (float& l : labels) l = static_cast<float>(rng() % static_cast<uint64_t>(model.classes));
+  double first_loss = 0.0, last_loss = 0.0;
+  auto start = std::chrono::steady_clock::now();
+  for (int64_t it = 0; it < o.warmup + o.iterations; ++it) {
+    if (it == o.warmup) {
+      backend->synchronize();
+      start = std::chrono::steady_clock::now();
+    }
+    const exec::LossStats loss = net.forward(images.data(), labels.data(), o.batch, true);
+    net.backward();
+    sgd.step(net.params(), net.grads(), 0.01f);
+    if (it == 0) first_loss = loss.mean_loss();
+    last_loss = loss.mean_loss();
+  }
+  backend->synchronize();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double images_per_sec = static_cast<double>(o.batch * o.iterations) / seconds;
+  std::printf("%s: %.1f images/s (batch %lld, fp32%s, %lld iterations after %lld warm-up, %s); loss %.3f -> %.3f\n",
+              o.model.c_str(), images_per_sec, static_cast<long long>(o.batch),
+              o.cuda.allow_tf32 ? " with TF32 convolutions" : "", static_cast<long long>(o.iterations),
+              static_cast<long long>(o.warmup), backend->name().c_str(), first_loss, last_loss);
+  std::printf("images_per_sec=%.1f\n", images_per_sec);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(parse(argc, argv));
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kExitBadInput;
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "error: a number was expected (%s)\n", e.what());
+    return kExitBadInput;
+  } catch (const std::out_of_range& e) {
+    std::fprintf(stderr, "error: a number out of range (%s)\n", e.what());
+    return kExitBadInput;
+  } catch (const SystemError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kExitSystem;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "internal error: %s\n", e.what());
+    return kExitInternal;
+  }
+}

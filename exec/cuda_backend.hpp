@@ -1,0 +1,69 @@
+// The CUDA executor's entry points, free of CUDA headers so that any part of scaletwin can include them.
+//
+// When scaletwin is built with CUDA (SCALETWIN_HAVE_CUDA, exec/cuda/), these are implemented there: a Backend on
+// cuDNN 9 and cuBLAS, and a DeviceCommunicator that runs plan::Schedules over NCCL. Without CUDA, exec/nocuda/
+// implements them: cuda_device_available() is false ("built without CUDA") and the factories throw SystemError.
+// `scaletwin run --device cuda` asks cuda_device_available() first and exits 3 with "no CUDA device was found".
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "exec/backend.hpp"
+#include "plan/schedule.hpp"
+
+namespace scaletwin::exec {
+
+// True when CUDA is built in and at least one device can be used; otherwise false, and *why (if given) says why
+// ("built without CUDA", "cudaGetDeviceCount: no CUDA-capable device is detected", ...).
+bool cuda_device_available(std::string* why = nullptr);
+
+// Precision of the convolution, batch-norm and matrix arithmetic. Buffers stay fp32 either way (the Backend
+// contract): kFp32 computes in fp32 (cuDNN may use TF32 tensor cores on Ampere and later, as PyTorch does by
+// default for convolutions; CudaOptions::allow_tf32 = false forbids it).
+enum class CudaPrecision { kFp32 };
+
+struct CudaOptions {
+  CudaPrecision precision = CudaPrecision::kFp32;
+  bool allow_tf32 = true;                 // convolutions and cuBLAS GEMMs may use TF32 tensor cores
+  bool benchmark_algorithms = false;      // cudnnFind* (timed) instead of cudnnGet*_v7 (heuristics)
+  int64_t workspace_limit_bytes = 0;      // per convolution; 0 = the policy of exec/cuda/host_plan.hpp
+};
+
+// A Backend on device `device` (SystemError when CUDA is absent or the device cannot be used).
+std::unique_ptr<Backend> make_cuda_backend(int device);
+std::unique_ptr<Backend> make_cuda_backend(int device, const CudaOptions& options);
+
+// Refuses, before anything is allocated, a batch whose training would not fit the free memory of `device`: an
+// InputError (exit 2) that says where the memory goes and the largest batch that fits (exec/cuda/memory_plan.hpp).
+// SystemError when CUDA is absent.
+void check_cuda_memory(const models::Model& model, int64_t batch, int device, const CudaOptions& options = {});
+
+// Collectives on device buffers of one CUDA backend, over NCCL. start() enqueues the whole schedule on the
+// communicator's own stream after the work already queued on the backend's stream (so a bucket's all-reduce
+// overlaps the rest of the backward pass) and returns at once; wait() makes the backend's stream wait for it.
+class DeviceCommunicator {
+ public:
+  virtual ~DeviceCommunicator() = default;
+  virtual int rank() const = 0;
+  virtual int ranks() const = 0;
+  // Runs this rank's part of `schedule` in place on buffer[0, schedule.elements) (fp32). The schedule must stay
+  // alive until the collective is waited for. Returns a handle for wait().
+  virtual uint64_t start(const plan::Schedule& schedule, float* buffer) = 0;
+  // The named baseline: ncclAllReduce(sum) in place on buffer[0, count), on the communicator's stream.
+  virtual uint64_t start_nccl_allreduce(float* buffer, int64_t count) = 0;
+  virtual void wait(uint64_t handle) = 0;
+  virtual void wait_all() = 0;
+};
+
+// Bootstraps an NCCL communicator of `ranks` processes, this one being `rank`, on the device of `backend` (a CUDA
+// backend). broadcast_from_root(bytes, size) must copy rank 0's `size` bytes into every rank's `bytes` (an
+// MPI_Bcast on the job's communicator: see exec/cuda/nccl_mpi.hpp); with ranks == 1 it is never called.
+using BroadcastFromRoot = std::function<void(void* bytes, size_t size)>;
+std::unique_ptr<DeviceCommunicator> make_nccl_communicator(Backend& backend, int rank, int ranks,
+                                                           const BroadcastFromRoot& broadcast_from_root);
+
+}  // namespace scaletwin::exec

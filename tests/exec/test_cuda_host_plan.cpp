@@ -1,0 +1,211 @@
+// Host-side set-up of the CUDA backend, without a GPU: cuDNN descriptor parameters from real models, the cuBLAS
+// GEMMs of a fully connected layer (run by a column-major host GEMM against the layer's definition), the
+// workspace policy, the device-memory planner (ResNet-50 on a 12 GB K80 and a 141 GB H200) and the device-side
+// dropout hash against the shared one.
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "core/error.hpp"
+#include "exec/cuda/dropout_hash.hpp"
+#include "exec/cuda/layer_plan.hpp"
+#include "exec/cuda/memory_plan.hpp"
+#include "models/zoo.hpp"
+
+namespace {
+
+using namespace scaletwin;
+using namespace scaletwin::exec;
+using namespace scaletwin::exec::cuda;
+using models::LayerKind;
+
+LayerDesc desc_of(const models::Model& m, int layer, int64_t batch, bool training = true) {
+  LayerDesc d;
+  d.layer = &m.layers[layer];
+  for (int in : m.layers[layer].inputs) d.in_shapes.push_back(m.layers[in].out);
+  d.out_shape = m.layers[layer].out;
+  d.batch = batch;
+  d.training = training;
+  return d;
+}
+
+// C (m × n, ldc) = op(A) · op(B) + beta · C, column-major, as cublasSgemm computes it.
+void host_gemm(const GemmCall& g, const std::vector<float>& a, const std::vector<float>& b, std::vector<float>& c) {
+  for (int i = 0; i < g.m; ++i)
+    for (int j = 0; j < g.n; ++j) {
+      double s = 0.0;
+      for (int l = 0; l < g.k; ++l) {
+        const float av = g.transpose_a ? a[l + i * g.lda] : a[i + l * g.lda];
+        const float bv = g.transpose_b ? b[j + l * g.ldb] : b[l + j * g.ldb];
+        s += static_cast<double>(av) * bv;
+      }
+      c[i + j * g.ldc] = static_cast<float>(s);
+    }
+}
+
+constexpr int64_t kGB = 1000 * 1000 * 1000;
+constexpr int64_t kK80Bytes = 12 * kGB;    // spec: one GK210, 12 GB
+constexpr int64_t kH200Bytes = 141 * kGB;  // H200 SXM: 141 GB HBM3e
+constexpr int64_t kWorkspace = int64_t{1} << 30;
+
+}  // namespace
+
+TEST_CASE("cuDNN descriptors of ResNet-50's stem: NCHW strides, 7×7 filters, padding 3, stride 2") {
+  const models::Model m = models::make_builtin_model("resnet50");
+  const int stem = 1;
+  REQUIRE(m.layers[stem].kind == LayerKind::kConv);
+  const ConvPlan p = plan_conv(desc_of(m, stem, 64));
+  REQUIRE(p.x == TensorDims{64, 3, 224, 224, 3 * 224 * 224, 224 * 224, 224, 1});
+  REQUIRE(p.y == TensorDims{64, 64, 112, 112, 64 * 112 * 112, 112 * 112, 112, 1});
+  REQUIRE(p.w == FilterDims{64, 3, 7, 7});
+  REQUIRE((p.pad_h == 3 && p.pad_w == 3 && p.stride_h == 2 && p.stride_w == 2));
+  REQUIRE((p.dilation_h == 1 && p.groups == 1 && !p.has_bias));
+  REQUIRE(p.weight_count == 64 * 3 * 7 * 7);
+  REQUIRE(p.bias == TensorDims{1, 64, 1, 1, 64, 1, 1, 1});
+}
+
+TEST_CASE("every convolution, pooling, batch norm and fc layer of the built-in models plans for cuDNN / cuBLAS") {
+  for (const std::string& name : models::builtin_model_names()) {
+    const models::Model m = models::make_builtin_model(name);
+    int planned = 0;
+    for (int i = 1; i < static_cast<int>(m.layers.size()); ++i) {
+      const LayerDesc d = desc_of(m, i, 8);
+      INFO(name << " layer " << m.layers[i].name);
+      switch (m.layers[i].kind) {
+        case LayerKind::kConv: {
+          const ConvPlan p = plan_conv(d);
+          REQUIRE(p.y.elements() == 8 * m.layers[i].out.elements());
+          REQUIRE(p.w.c * p.groups == d.in_shapes[0].c);
+          break;
+        }
+        case LayerKind::kMaxPool:
+        case LayerKind::kAvgPool:
+        case LayerKind::kGlobalAvgPool: {
+          const PoolPlan p = plan_pool(d);
+          REQUIRE((p.y.h == m.layers[i].out.h && p.y.w == m.layers[i].out.w && p.y.c == p.x.c));
+          if (m.layers[i].kind == LayerKind::kGlobalAvgPool)
+            REQUIRE((p.window_h == p.x.h && p.window_w == p.x.w && p.mode == PoolMode::kAverageIncludePad));
+          break;
+        }
+        case LayerKind::kBatchNorm: {
+          const BatchNormPlan p = plan_batchnorm(d);
+          REQUIRE(p.count == 8 * d.in_shapes[0].h * d.in_shapes[0].w);
+          REQUIRE(p.param == TensorDims{1, p.x.c, 1, 1, p.x.c, 1, 1, 1});
+          break;
+        }
+        case LayerKind::kFullyConnected: {
+          const FcPlan p = plan_fc(d);
+          REQUIRE(int64_t{p.in} * p.out + (p.has_bias ? p.out : 0) == m.layers[i].params);
+          break;
+        }
+        default: continue;
+      }
+      ++planned;
+    }
+    REQUIRE(planned > 3);
+  }
+}
+
+TEST_CASE("layers cuDNN cannot express are refused by name: ceil-mode pooling, tensors past 2^31 elements") {
+  models::Layer pool;
+  pool.name = "ceil_pool";
+  pool.kind = LayerKind::kMaxPool;
+  pool.pool = {3, 3, 2, 2, 0, 0, true, true};
+  LayerDesc d{&pool, {{8, 8, 8}}, {8, 4, 4}, 2, true};  // ceil((8 − 3) / 2) + 1 = 4; floor gives 3
+  REQUIRE_THROWS_WITH(plan_pool(d), Catch::Contains("ceil_pool") && Catch::Contains("ceil-mode"));
+  pool.pool.ceil_mode = false;
+  d.out_shape = {8, 3, 3};
+  REQUIRE(plan_pool(d).y.h == 3);
+  models::Layer relu_like;
+  relu_like.name = "huge";
+  relu_like.kind = LayerKind::kConv;
+  relu_like.conv = {64, 1, 1, 1, 1, 0, 0, 1, 1, 1, false};
+  const LayerDesc huge{&relu_like, {{64, 224, 224}}, {64, 224, 224}, 1024, true};  // 3.3e9 elements
+  REQUIRE_THROWS_AS(plan_conv(huge), InputError);
+}
+
+TEST_CASE("the fc layer's three cuBLAS GEMMs compute y = W x + b, dx = Wᵀ dy and dW = dyᵀ x") {
+  models::Layer fc;
+  fc.name = "fc";
+  fc.kind = LayerKind::kFullyConnected;
+  fc.fc = {5, true};
+  const LayerDesc d{&fc, {{3, 2, 2}}, {5, 1, 1}, 4, true};
+  const FcPlan p = plan_fc(d);
+  REQUIRE((p.batch == 4 && p.in == 12 && p.out == 5 && p.has_bias));
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> x(4 * 12), w(5 * 12), dy(4 * 5);
+  for (auto* v : {&x, &w, &dy})
+    for (float& e : *v) e = u(rng);
+  std::vector<float> y(4 * 5), dx(4 * 12), dw(5 * 12);
+  host_gemm(p.forward, w, x, y);
+  host_gemm(p.backward_input, w, dy, dx);
+  host_gemm(p.backward_weight, x, dy, dw);
+  for (int n = 0; n < 4; ++n)
+    for (int o = 0; o < 5; ++o) {
+      double s = 0.0;
+      for (int i = 0; i < 12; ++i) s += static_cast<double>(w[o * 12 + i]) * x[n * 12 + i];
+      REQUIRE(y[n * 5 + o] == Approx(s).margin(1e-6));
+    }
+  for (int n = 0; n < 4; ++n)
+    for (int i = 0; i < 12; ++i) {
+      double s = 0.0;
+      for (int o = 0; o < 5; ++o) s += static_cast<double>(w[o * 12 + i]) * dy[n * 5 + o];
+      REQUIRE(dx[n * 12 + i] == Approx(s).margin(1e-6));
+    }
+  for (int o = 0; o < 5; ++o)
+    for (int i = 0; i < 12; ++i) {
+      double s = 0.0;
+      for (int n = 0; n < 4; ++n) s += static_cast<double>(dy[n * 5 + o]) * x[n * 12 + i];
+      REQUIRE(dw[o * 12 + i] == Approx(s).margin(1e-6));
+    }
+}
+
+TEST_CASE("workspace policy: the first algorithm within the limit, else the one that needs least") {
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  REQUIRE(workspace_limit_bytes(0, 80 * kGB) == 1024 * kMiB);
+  REQUIRE(workspace_limit_bytes(0, 400 * kMiB) == 50 * kMiB);
+  REQUIRE(workspace_limit_bytes(0, 40 * kMiB) == 16 * kMiB);
+  REQUIRE(workspace_limit_bytes(3 * kMiB, 80 * kGB) == 3 * kMiB);
+  const std::vector<AlgorithmOption> options{{7, 900 * kMiB, true}, {1, 10 * kMiB, false}, {2, 30 * kMiB, true},
+                                             {0, 0, true}};
+  REQUIRE(choose_algorithm(options, 1024 * kMiB) == 0);
+  REQUIRE(choose_algorithm(options, 100 * kMiB) == 2);  // option 1 failed in cuDNN
+  REQUIRE(choose_algorithm(options, 20 * kMiB) == 3);
+  const std::vector<AlgorithmOption> greedy{{5, 900 * kMiB, true}, {6, 300 * kMiB, true}, {4, 10, false}};
+  REQUIRE(choose_algorithm(greedy, kMiB) == 1);  // none fits: the smallest that works
+  REQUIRE_THROWS_AS(choose_algorithm({{4, 10, false}}, kMiB), InternalError);
+}
+
+TEST_CASE("memory planner: ResNet-50 batch 64 fits a 12 GB K80, batch 4096 fits neither a K80 nor a 141 GB H200") {
+  const models::Model m = models::make_builtin_model("resnet50");
+  const MemoryEstimate e64 = estimate_training_memory(m, 64, kWorkspace);
+  REQUIRE(e64.weights_bytes == 4 * int64_t{25557032});
+  REQUIRE(e64.gradients_bytes == e64.weights_bytes);
+  REQUIRE(e64.momentum_bytes == e64.weights_bytes);
+  REQUIRE(e64.total_bytes() < kK80Bytes);
+  REQUIRE_NOTHROW(check_fits(m, 64, kWorkspace, kK80Bytes, "Tesla K80"));
+  // Activations and their gradients grow linearly with the batch; weights do not.
+  const MemoryEstimate e1 = estimate_training_memory(m, 1, kWorkspace);
+  REQUIRE(e64.activations_bytes == 64 * e1.activations_bytes);
+  REQUIRE(e64.activation_gradients_bytes == 64 * e1.activation_gradients_bytes);
+  REQUIRE(e1.activations_bytes - e1.activation_gradients_bytes == 4 * 3 * 224 * 224);  // the input has no gradient
+  REQUIRE(estimate_training_memory(m, 4096, kWorkspace).total_bytes() > kH200Bytes);
+  REQUIRE_THROWS_AS(check_fits(m, 4096, kWorkspace, kK80Bytes, "Tesla K80"), InputError);
+  REQUIRE_THROWS_WITH(check_fits(m, 4096, kWorkspace, kH200Bytes, "NVIDIA H200"),
+                      Catch::Contains("resnet50") && Catch::Contains("batch 4096") &&
+                          Catch::Contains("use a batch of at most"));
+  const int64_t k80 = max_batch_that_fits(m, kWorkspace, kK80Bytes);
+  const int64_t h200 = max_batch_that_fits(m, kWorkspace, kH200Bytes);
+  REQUIRE(k80 >= 64);
+  REQUIRE(h200 > 10 * k80);
+  REQUIRE(estimate_training_memory(m, k80, kWorkspace).total_bytes() <= kK80Bytes);
+  REQUIRE(estimate_training_memory(m, k80 + 1, kWorkspace).total_bytes() > kK80Bytes);
+  REQUIRE(max_batch_that_fits(m, kWorkspace, kGB / 2) == 0);  // below the context allowance
+}
+
+TEST_CASE("the device-side dropout hash equals the shared dropout_keep bit for bit") {
+  for (uint64_t seed : {0ull, 1ull, 12345ull, 0xFFFFFFFFFFFFFFFFull})
+    for (uint64_t i = 0; i < 5000; ++i)
+      for (double rate : {0.0, 0.1, 0.5, 0.9}) REQUIRE(dropout_keep_hd(seed, i, rate) == dropout_keep(seed, i, rate));
+}
