@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -115,7 +116,7 @@ void RankPart::start(int step, InFlight& in_flight) {
       break;
     }
     case plan::OpKind::kCopy: {
-      const double t = step_bytes(step) * costs_.copy_s_per_byte;
+      const double t = std::isinf(costs_.copy_Bps) ? 0.0 : step_bytes(step) / costs_.copy_Bps;
       if (t > 0.0)
         in_flight.add(sg4::this_actor::exec_async(t * kTicksPerSecond), {owner_, step, ActivityTag::What::kCopy});
       else
@@ -135,7 +136,8 @@ void RankPart::on_complete(const ActivityTag& tag, InFlight& in_flight) {
     case ActivityTag::What::kOverhead: post_send(tag.step, in_flight); break;
     case ActivityTag::What::kRecv: {
       const double t = steps_[static_cast<size_t>(tag.step)].op == plan::OpKind::kRecvReduce
-                           ? step_bytes(tag.step) * costs_.reduce_s_per_byte
+                           && !std::isinf(costs_.reduce_Bps)
+                           ? step_bytes(tag.step) / costs_.reduce_Bps
                            : 0.0;
       if (t > 0.0)
         in_flight.add(sg4::this_actor::exec_async(t * kTicksPerSecond), {owner_, tag.step, ActivityTag::What::kReduce});

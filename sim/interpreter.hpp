@@ -16,6 +16,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "plan/schedule.hpp"
@@ -33,11 +34,12 @@ struct ScheduleIndex {
 };
 ScheduleIndex index_schedule(const plan::Schedule& schedule);
 
-// Costs of the non-network parts of steps, in seconds (from the compute model).
+// Costs of the non-network parts of steps (from the compute model). As in plan/oracle.hpp: a RecvReduce ends
+// bytes / reduce_Bps after its transfer, a Copy takes bytes / copy_Bps; an infinite rate costs nothing.
 struct StepCosts {
-  double reduce_s_per_byte = 0.0;
-  double copy_s_per_byte = 0.0;
-  double message_overhead_s = 0.0;  // on the sender, before each message
+  double reduce_Bps = std::numeric_limits<double>::infinity();
+  double copy_Bps = std::numeric_limits<double>::infinity();
+  double message_overhead_s = 0.0;  // on the sender, before each message (0 in the oracle)
 };
 
 // What a completion belongs to, for the owner's bookkeeping.

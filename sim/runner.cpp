@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <deque>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -135,7 +136,10 @@ Simulation::Simulation(const plan::IterationPlan& plan, const topology::Cluster&
 StepCosts Simulation::step_costs(int e) const {
   const Processor& p = processor_[static_cast<size_t>(e)];
   const bool server = plan_.endpoints[static_cast<size_t>(e)].kind == plan::EndpointKind::kServer;
-  return StepCosts{model_.reduce_time_s(1.0, p, server), model_.copy_time_s(1.0, p),
+  const auto rate = [](double seconds_per_byte) {
+    return seconds_per_byte > 0.0 ? 1.0 / seconds_per_byte : std::numeric_limits<double>::infinity();
+  };
+  return StepCosts{rate(model_.reduce_time_s(1.0, p, server)), rate(model_.copy_time_s(1.0, p)),
                    model_.calibration().message_overhead_s};
 }
 
