@@ -16,6 +16,8 @@
 // Per-layer kernels are created once per (layer, batch size, training/eval) and reused across iterations: the CPU
 // backend builds its oneDNN primitives in make_layer. For a training step the caller runs forward on every layer,
 // then for each layer in reverse order backward_weight and then backward_input, with the same LayerArgs.
+// A layer's weights must not change between its forward and its backward (a kernel may keep the forward's
+// reordered copy of them), and its inputs and output stay in place until its backward has run.
 #pragma once
 
 #include <cstdint>
@@ -66,8 +68,8 @@ struct LayerDesc {
   std::vector<models::Shape> in_shapes;  // one per input
   models::Shape out_shape;               // for a model-parallel fc slice: out_shape.c = end - begin
   int64_t batch = 0;
-  bool training = true;                  // batchnorm: batch statistics (true) or running statistics (false);
-                                         // dropout: active (true) or identity (false)
+  bool training = true;  // batchnorm: batch statistics (true) or running statistics (false);
+                         // dropout: active (true) or identity (false)
 };
 
 // Device pointers for one call. Pointers a call does not need may be null; a null d_inputs[i] means "input i
@@ -80,10 +82,10 @@ struct LayerArgs {
   float* state = nullptr;          // batchnorm running statistics, updated by a training forward
   const float* d_output = nullptr;
   std::vector<float*> d_inputs;
-  float* d_weights = nullptr;      // same layout as weights
-  const float* labels = nullptr;   // softmax cross-entropy: batch class indices as floats
-  float loss_scale = 1.0f;         // softmax cross-entropy: d_logits = (softmax - onehot) * loss_scale
-  uint64_t seed = 0;               // dropout: the mask is a function of (seed, element index) only
+  float* d_weights = nullptr;     // same layout as weights
+  const float* labels = nullptr;  // softmax cross-entropy: batch class indices as floats
+  float loss_scale = 1.0f;        // softmax cross-entropy: d_logits = (softmax - onehot) * loss_scale
+  uint64_t seed = 0;              // dropout: the mask is a function of (seed, element index) only
 };
 
 // A layer's kernels. Semantics per kind (forward / backward):
@@ -133,8 +135,7 @@ class Backend {
   virtual void scale(float* dst, float factor, int64_t n) = 0;    // dst *= factor
   // Copies a rows × cols block between row-major matrices with leading dimensions (in floats) dst_ld and src_ld:
   // used to place a model-parallel fc slice's output into the full activation and to take its gradient back.
-  virtual void copy_2d(float* dst, int64_t dst_ld, const float* src, int64_t src_ld, int64_t rows,
-                       int64_t cols) = 0;
+  virtual void copy_2d(float* dst, int64_t dst_ld, const float* src, int64_t src_ld, int64_t rows, int64_t cols) = 0;
   virtual void sgd_update(float* weights, const float* grads, float* momentum, int64_t n, const SgdStep& step) = 0;
 };
 

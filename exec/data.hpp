@@ -23,11 +23,11 @@
 namespace scaletwin::exec {
 
 struct Dataset {
-  std::string name;            // "fashion-mnist train"
-  models::Shape shape;         // per sample
+  std::string name;     // "fashion-mnist train"
+  models::Shape shape;  // per sample
   int64_t classes = 0;
-  std::vector<float> images;   // count() × shape.elements(), NCHW, normalised
-  std::vector<float> labels;   // class indices as floats (the Backend's label convention)
+  std::vector<float> images;  // count() × shape.elements(), NCHW, normalised
+  std::vector<float> labels;  // class indices as floats (the Backend's label convention)
 
   int64_t count() const { return static_cast<int64_t>(labels.size()); }
   const float* image(int64_t i) const { return images.data() + i * shape.elements(); }

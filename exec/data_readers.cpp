@@ -1,10 +1,10 @@
 // Readers of the real datasets: Fashion-MNIST's gzipped IDX files (zlib) and CIFAR-10's binary batches
 // (see data.hpp for the formats and the normalisation). Every failure is an InputError naming the file.
+#include <fmt/format.h>
 #include <zlib.h>
 
 #include <array>
 #include <filesystem>
-#include <fmt/format.h>
 #include <fstream>
 #include <iterator>
 
@@ -36,8 +36,8 @@ uint32_t big_endian_u32(const std::vector<uint8_t>& b, size_t at) {
 
 // An IDX file of unsigned bytes with `dims` dimensions: returns the dimensions, checks the size.
 std::vector<int64_t> idx_header(const std::vector<uint8_t>& b, int dims, const std::string& file) {
-  const std::string what = fmt::format("an IDX file of unsigned bytes with {} dimensions (magic 0x{:08x})", dims,
-                                       0x800 + dims);
+  const std::string what =
+      fmt::format("an IDX file of unsigned bytes with {} dimensions (magic 0x{:08x})", dims, 0x800 + dims);
   if (b.size() < 4 + 4 * static_cast<size_t>(dims) || big_endian_u32(b, 0) != 0x800u + static_cast<uint32_t>(dims))
     throw InputError(file, "", what);
   std::vector<int64_t> sizes;
@@ -48,8 +48,8 @@ std::vector<int64_t> idx_header(const std::vector<uint8_t>& b, int dims, const s
   }
   const size_t header = 4 + 4 * static_cast<size_t>(dims);
   if (b.size() != header + static_cast<size_t>(total))
-    throw InputError(file, "", fmt::format("{} + {} data bytes as the header announces, found {}", header, total,
-                                           b.size()));
+    throw InputError(file, "",
+                     fmt::format("{} + {} data bytes as the header announces, found {}", header, total, b.size()));
   return sizes;
 }
 
@@ -99,8 +99,8 @@ Dataset load_cifar10_files(const std::vector<std::string>& files, const std::str
     if (!in) throw InputError(file, "", "an existing readable CIFAR-10 binary batch");
     const std::vector<uint8_t> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (b.empty() || b.size() % kCifarRecord != 0)
-      throw InputError(file, "", fmt::format("records of {} bytes (1 label + 3072 pixels), found {} bytes",
-                                             kCifarRecord, b.size()));
+      throw InputError(
+          file, "", fmt::format("records of {} bytes (1 label + 3072 pixels), found {} bytes", kCifarRecord, b.size()));
     for (size_t at = 0; at < b.size(); at += kCifarRecord) {
       if (b[at] >= 10)
         throw InputError(file, "", fmt::format("labels 0..9, found {} in record {}", b[at], at / kCifarRecord));

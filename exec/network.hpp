@@ -33,10 +33,10 @@
 namespace scaletwin::exec {
 
 struct ParamSegment {
-  int layer = -1;              // index in Model::layers
-  int64_t offset = 0;          // in floats, into params() and grads()
-  int64_t length = 0;          // floats
-  bool model_parallel = false; // a model-parallel fc slice: this rank's own, never reduced across replicas
+  int layer = -1;               // index in Model::layers
+  int64_t offset = 0;           // in floats, into params() and grads()
+  int64_t length = 0;           // floats
+  bool model_parallel = false;  // a model-parallel fc slice: this rank's own, never reduced across replicas
 };
 
 struct FcSlice {
@@ -81,8 +81,7 @@ class Network {
   // After a training forward: fills grads() with the gradient of loss_scale · (sum of per-sample losses);
   // loss_scale <= 0 means 1/n (the mean loss). on_ready(segment) runs as soon as a layer's weight gradient is
   // complete, in flat-buffer order for the replicated layers.
-  void backward(const GradientReady& on_ready = {}, float loss_scale = 0.0f,
-                const ModelParallelHooks* hooks = nullptr);
+  void backward(const GradientReady& on_ready = {}, float loss_scale = 0.0f, const ModelParallelHooks* hooks = nullptr);
 
   // Flat buffers (device memory of the backend).
   float* params() const;

@@ -1,9 +1,10 @@
 // Network's layer geometry, flat-buffer placement and deterministic initialisation (see network.hpp).
+#include "exec/network_layout.hpp"
+
 #include <cmath>
 #include <random>
 
 #include "core/error.hpp"
-#include "exec/network_layout.hpp"
 
 namespace scaletwin::exec::detail {
 namespace {
@@ -16,9 +17,12 @@ std::pair<int64_t, int64_t> param_counts(const models::Layer& layer, const model
     case LayerKind::kConv:
       return {outputs * (in.c / layer.conv.groups) * layer.conv.kernel_h * layer.conv.kernel_w,
               layer.conv.bias ? outputs : 0};
-    case LayerKind::kFullyConnected: return {outputs * in.elements(), layer.fc.bias ? outputs : 0};
-    case LayerKind::kBatchNorm: return {in.c, in.c};
-    default: return {0, 0};
+    case LayerKind::kFullyConnected:
+      return {outputs * in.elements(), layer.fc.bias ? outputs : 0};
+    case LayerKind::kBatchNorm:
+      return {in.c, in.c};
+    default:
+      return {0, 0};
   }
 }
 

@@ -12,12 +12,12 @@ namespace scaletwin::exec::detail {
 
 struct LayerGeometry {
   std::vector<models::Shape> in_shapes;
-  models::Shape out_shape;     // full output
-  models::Shape kernel_out;    // what the kernel produces (a model-parallel slice: end − begin channels)
-  bool sliced = false;         // a model-parallel fc slice
+  models::Shape out_shape;   // full output
+  models::Shape kernel_out;  // what the kernel produces (a model-parallel slice: end − begin channels)
+  bool sliced = false;       // a model-parallel fc slice
   FcSlice slice;
   int64_t param_offset = -1, param_count = 0;
-  int64_t weight_count = 0;    // of param_count, the weights (the rest is bias or beta)
+  int64_t weight_count = 0;  // of param_count, the weights (the rest is bias or beta)
   int64_t state_offset = -1, state_count = 0;
   int consumers = 0;
 };

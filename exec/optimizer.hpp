@@ -17,7 +17,7 @@
 namespace scaletwin::exec {
 
 struct LrSchedule {
-  double base_lr = 0.01;          // for reference_batch
+  double base_lr = 0.01;  // for reference_batch
   int64_t reference_batch = 256;
   int64_t global_batch = 256;
   int64_t warmup_steps = 0;

@@ -1,11 +1,11 @@
 // The CPU backend's memory, element-wise helpers and kernel dispatch (see cpu_backend.hpp).
 #include "exec/cpu/cpu_backend.hpp"
 
+#include <fmt/format.h>
 #include <omp.h>
 
 #include <cstdlib>
 #include <cstring>
-#include <fmt/format.h>
 #include <new>
 
 #include "core/error.hpp"
@@ -55,19 +55,26 @@ std::unique_ptr<LayerKernel> CpuBackend::make_layer(const LayerDesc& desc) {
   ST_ASSERT(desc.layer != nullptr && desc.batch > 0, "kernel without a layer or batch");
   using models::LayerKind;
   switch (desc.layer->kind) {
-    case LayerKind::kConv: return cpu::make_conv_kernel(impl_->ctx, desc);
-    case LayerKind::kFullyConnected: return cpu::make_fc_kernel(impl_->ctx, desc);
-    case LayerKind::kBatchNorm: return cpu::make_batchnorm_kernel(impl_->ctx, desc);
+    case LayerKind::kConv:
+      return cpu::make_conv_kernel(impl_->ctx, desc);
+    case LayerKind::kFullyConnected:
+      return cpu::make_fc_kernel(impl_->ctx, desc);
+    case LayerKind::kBatchNorm:
+      return cpu::make_batchnorm_kernel(impl_->ctx, desc);
     case LayerKind::kMaxPool:
     case LayerKind::kAvgPool:
-    case LayerKind::kGlobalAvgPool: return cpu::make_pool_kernel(impl_->ctx, desc);
-    case LayerKind::kRelu: return cpu::make_relu_kernel(impl_->ctx, desc);
+    case LayerKind::kGlobalAvgPool:
+      return cpu::make_pool_kernel(impl_->ctx, desc);
+    case LayerKind::kRelu:
+      return cpu::make_relu_kernel(impl_->ctx, desc);
     case LayerKind::kAdd:
     case LayerKind::kConcat:
     case LayerKind::kFlatten:
     case LayerKind::kDropout:
-    case LayerKind::kSoftmaxCrossEntropy: return cpu::make_plain_kernel(desc);
-    case LayerKind::kInput: break;
+    case LayerKind::kSoftmaxCrossEntropy:
+      return cpu::make_plain_kernel(desc);
+    case LayerKind::kInput:
+      break;
   }
   ST_ASSERT(false, "no kernel for layer " + desc.layer->name);
   return nullptr;
@@ -88,8 +95,7 @@ void CpuBackend::scale(float* dst, float factor, int64_t n) {
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) dst[i] *= factor;
 }
-void CpuBackend::copy_2d(float* dst, int64_t dst_ld, const float* src, int64_t src_ld, int64_t rows,
-                         int64_t cols) {
+void CpuBackend::copy_2d(float* dst, int64_t dst_ld, const float* src, int64_t src_ld, int64_t rows, int64_t cols) {
   for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * dst_ld, src + r * src_ld, cols * sizeof(float));
 }
 void CpuBackend::sgd_update(float* weights, const float* grads, float* momentum, int64_t n, const SgdStep& step) {

@@ -1,8 +1,7 @@
 // Helpers shared by the oneDNN kernels of the CPU backend: plain memory descriptors, wrapping caller pointers,
 // and the right padding that reproduces a given output size (floor or ceil mode).
-#include "exec/cpu/dnnl_kernels.hpp"
-
 #include "core/error.hpp"
+#include "exec/cpu/dnnl_kernels.hpp"
 
 namespace scaletwin::exec::cpu {
 

@@ -110,12 +110,11 @@ class PoolKernel : public LayerKernel {
     const memory::dims pad_r{right_padding(in.h, desc.out_shape.h, p.kernel_h, p.stride_h, p.pad_h),
                              right_padding(in.w, desc.out_shape.w, p.kernel_w, p.stride_w, p.pad_w)};
     const auto prop = desc.training ? prop_kind::forward_training : prop_kind::forward_inference;
-    const pooling_forward::primitive_desc fwd({prop, alg, src_md_, dst_md_, strides, kernel, pad_l, pad_r},
-                                              ctx.engine);
+    const pooling_forward::primitive_desc fwd({prop, alg, src_md_, dst_md_, strides, kernel, pad_l, pad_r}, ctx.engine);
     fwd_ = pooling_forward(fwd);
     if (desc.training) {
-      bwd_ = pooling_backward(pooling_backward::primitive_desc(
-          {alg, src_md_, dst_md_, strides, kernel, pad_l, pad_r}, ctx.engine, fwd));
+      bwd_ = pooling_backward(
+          pooling_backward::primitive_desc({alg, src_md_, dst_md_, strides, kernel, pad_l, pad_r}, ctx.engine, fwd));
       if (alg == algorithm::pooling_max) {
         workspace_ = memory(fwd.workspace_desc(), ctx.engine);
       }
@@ -160,7 +159,8 @@ class ReluKernel : public LayerKernel {
     }
   }
   void forward(const LayerArgs& a) override {
-    fwd_.execute(ctx_.stream, {{DNNL_ARG_SRC, wrap(ctx_, md_, a.inputs[0])}, {DNNL_ARG_DST, wrap(ctx_, md_, a.output)}});
+    fwd_.execute(ctx_.stream,
+                 {{DNNL_ARG_SRC, wrap(ctx_, md_, a.inputs[0])}, {DNNL_ARG_DST, wrap(ctx_, md_, a.output)}});
   }
   void backward_weight(const LayerArgs&) override {}
   void backward_input(const LayerArgs& a) override {

@@ -144,12 +144,18 @@ class SoftmaxCrossEntropyKernel : public LayerKernel {
 std::unique_ptr<LayerKernel> make_plain_kernel(const LayerDesc& desc) {
   using models::LayerKind;
   switch (desc.layer->kind) {
-    case LayerKind::kAdd: return std::make_unique<AddKernel>(desc);
-    case LayerKind::kConcat: return std::make_unique<ConcatKernel>(desc);
-    case LayerKind::kFlatten: return std::make_unique<FlattenKernel>(desc);
-    case LayerKind::kDropout: return std::make_unique<DropoutKernel>(desc);
-    case LayerKind::kSoftmaxCrossEntropy: return std::make_unique<SoftmaxCrossEntropyKernel>(desc);
-    default: break;
+    case LayerKind::kAdd:
+      return std::make_unique<AddKernel>(desc);
+    case LayerKind::kConcat:
+      return std::make_unique<ConcatKernel>(desc);
+    case LayerKind::kFlatten:
+      return std::make_unique<FlattenKernel>(desc);
+    case LayerKind::kDropout:
+      return std::make_unique<DropoutKernel>(desc);
+    case LayerKind::kSoftmaxCrossEntropy:
+      return std::make_unique<SoftmaxCrossEntropyKernel>(desc);
+    default:
+      break;
   }
   ST_ASSERT(false, "not a plain layer: " + desc.layer->name);
   return nullptr;

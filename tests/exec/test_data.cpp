@@ -84,7 +84,9 @@ TEST_CASE("Fashion-MNIST: missing or malformed files are InputErrors naming the 
   // A labels file announcing 3 items but holding 2, next to real images.
   write_bytes(dir / "labels", {0, 0, 8, 1, 0, 0, 0, 3, 1, 2});
   require_input_error_naming(
-      [&] { load_idx_pair(std::string(kFashionMnistDir) + "/t10k-images-idx3-ubyte.gz", (dir / "labels").string(), "x"); },
+      [&] {
+        load_idx_pair(std::string(kFashionMnistDir) + "/t10k-images-idx3-ubyte.gz", (dir / "labels").string(), "x");
+      },
       (dir / "labels").string());
   write_bytes(dir / "images", {1, 2, 3, 4, 5, 6, 7, 8});
   require_input_error_naming([&] { load_idx_pair((dir / "images").string(), (dir / "labels").string(), "x"); },
@@ -94,7 +96,8 @@ TEST_CASE("Fashion-MNIST: missing or malformed files are InputErrors naming the 
 TEST_CASE("CIFAR-10: reads the binary batches the test writes, in CHW order, normalised per channel") {
   const fs::path dir = temp_dir("cifar");
   const std::vector<std::vector<uint8_t>> labels = {{3, 0}, {9}, {1}, {2, 2, 5}, {7}};
-  for (int k = 1; k <= 5; ++k) write_bytes(dir / ("data_batch_" + std::to_string(k) + ".bin"), cifar_records(labels[k - 1]));
+  for (int k = 1; k <= 5; ++k)
+    write_bytes(dir / ("data_batch_" + std::to_string(k) + ".bin"), cifar_records(labels[k - 1]));
   write_bytes(dir / "test_batch.bin", cifar_records({4, 6}));
   const Dataset train = load_cifar10(dir.string(), Split::kTrain);
   const Dataset test = load_cifar10(dir.string(), Split::kTest);
@@ -115,10 +118,13 @@ TEST_CASE("CIFAR-10: reads the binary batches the test writes, in CHW order, nor
   std::vector<uint8_t> bytes = cifar_records({1});
   bytes.pop_back();
   write_bytes(dir / "short.bin", bytes);
-  require_input_error_naming([&] { load_cifar10_files({(dir / "short.bin").string()}, "x"); }, (dir / "short.bin").string());
+  require_input_error_naming([&] { load_cifar10_files({(dir / "short.bin").string()}, "x"); },
+                             (dir / "short.bin").string());
   write_bytes(dir / "label.bin", cifar_records({10}));
-  require_input_error_naming([&] { load_cifar10_files({(dir / "label.bin").string()}, "x"); }, (dir / "label.bin").string());
-  require_input_error_naming([&] { load_cifar10_files({(dir / "none.bin").string()}, "x"); }, (dir / "none.bin").string());
+  require_input_error_naming([&] { load_cifar10_files({(dir / "label.bin").string()}, "x"); },
+                             (dir / "label.bin").string());
+  require_input_error_naming([&] { load_cifar10_files({(dir / "none.bin").string()}, "x"); },
+                             (dir / "none.bin").string());
   fs::remove_all(dir);
 }
 

@@ -30,8 +30,8 @@ LayerCase make_case(LayerKind kind, std::vector<Shape> in, Shape out, int64_t ba
 }
 
 void require_close(const GradientCheck& g, bool has_weights) {
-  INFO("input error " << g.input_error << " (norm " << g.input_norm << "), weight error " << g.weight_error
-                      << " (norm " << g.weight_norm << ")");
+  INFO("input error " << g.input_error << " (norm " << g.input_norm << "), weight error " << g.weight_error << " (norm "
+                      << g.weight_norm << ")");
   CHECK(g.input_norm > 1e-3);
   CHECK(g.input_error < kTolerance);
   if (has_weights) {

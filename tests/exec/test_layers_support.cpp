@@ -15,9 +15,12 @@ int64_t weight_count(const LayerCase& c) {
   switch (l.kind) {
     case LayerKind::kConv:
       return c.out.c * (in.c / l.conv.groups) * l.conv.kernel_h * l.conv.kernel_w + (l.conv.bias ? c.out.c : 0);
-    case LayerKind::kFullyConnected: return c.out.c * in.elements() + (l.fc.bias ? c.out.c : 0);
-    case LayerKind::kBatchNorm: return 2 * in.c;
-    default: return 0;
+    case LayerKind::kFullyConnected:
+      return c.out.c * in.elements() + (l.fc.bias ? c.out.c : 0);
+    case LayerKind::kBatchNorm:
+      return 2 * in.c;
+    default:
+      return 0;
   }
 }
 

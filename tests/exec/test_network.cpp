@@ -166,7 +166,8 @@ TEST_CASE("model-parallel fc slices on two ranks give the full network's loss an
         const int64_t weights = (slice.end - slice.begin) * row;
         CHECK(s.length == weights + (slice.end - slice.begin));
         for (int64_t k = 0; k < s.length; ++k) {
-          const int64_t at = k < weights ? slice.begin * row + k : model.layers[s.layer].out.c * row + slice.begin + (k - weights);
+          const int64_t at =
+              k < weights ? slice.begin * row + k : model.layers[s.layer].out.c * row + slice.begin + (k - weights);
           CHECK(rank_params[r][s.offset + k] == full_params[f->offset + at]);
           CHECK(rank_grads[r][s.offset + k] == Approx(full_grads[f->offset + at]).margin(1e-6).epsilon(1e-4));
         }
