@@ -1,0 +1,76 @@
+// predict over a sweep (a forked child per point): the spec's JSON fields, speedup against the 1-GPU point,
+// Chrome trace with one track per endpoint, and the reproducibility of a deterministic simulation.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "sim/predict.hpp"
+
+using namespace scaletwin;
+
+namespace {
+
+plan::Scenario small_ring() {
+  const Json j = {{"name", "predict-test"},
+                  {"model", "resnet18_cifar"},
+                  {"cluster", "aws-p2.8xlarge"},
+                  {"nodes", 1},
+                  {"gpus_per_node", 4},
+                  {"batch_per_gpu", 32},
+                  {"scheme", {{"name", "allreduce"}, {"algorithm", "ring"}}}};
+  return plan::parse_scenario(j, "test_predict");
+}
+
+}  // namespace
+
+TEST_CASE("predict reports the spec's fields, speedup against 1 GPU and a trace per endpoint", "[sim]") {
+  sim::PredictOptions opt;
+  opt.gpus = {2, 4};
+  opt.run.iterations = 2;
+  opt.run.warmup = 1;
+  opt.run.trace = true;
+  const sim::Report r = sim::predict(small_ring(), opt);
+  REQUIRE(r.predictions.size() == 2);
+  const Json j = sim::report_to_json(r);
+  CHECK(j.at("scenario") == "predict-test");
+  for (const Json& p : j.at("predictions"))
+    for (const char* key : {"gpus", "nodes", "iteration_s", "images_per_sec", "speedup", "efficiency", "compute_s",
+                            "exposed_comm_s"})
+      CHECK(p.contains(key));
+  const sim::PointResult& four = r.predictions[1];
+  CHECK(four.gpus == 4);
+  CHECK(four.efficiency == Approx(four.speedup / 4).epsilon(1e-12));
+  CHECK(four.speedup > 1.0);
+  CHECK(four.speedup <= 4.0);
+  CHECK(four.iteration_s == Approx(four.compute_s + four.exposed_comm_s).epsilon(1e-9));
+  CHECK(four.images_per_sec == Approx(4 * 32 / four.iteration_s).epsilon(1e-9));
+
+  const Json trace = sim::chrome_trace(r);
+  std::set<std::string> names;
+  std::set<int> tracks;
+  int threads = 0;
+  for (const Json& e : trace.at("traceEvents")) {
+    if (e.at("ph") == "M" && e.at("name") == "thread_name" && e.at("pid") == 4) ++threads;
+    if (e.at("ph") == "X" && e.at("pid") == 4) {
+      names.insert(e.at("name").get<std::string>());
+      tracks.insert(e.at("tid").get<int>());
+      CHECK(e.at("dur").get<double>() >= 0.0);
+    }
+  }
+  CHECK(threads == 4);
+  CHECK(tracks.size() == 4);
+  CHECK(names.count("forward") == 1);
+  CHECK(names.count("backward_weight") == 1);
+  CHECK(names.count("bucket 0") == 1);
+}
+
+TEST_CASE("a simulation is deterministic: the same point twice gives the same numbers", "[sim]") {
+  sim::RunOptions opt;
+  opt.iterations = 2;
+  opt.warmup = 1;
+  const auto a = sim::simulate_point_forked(small_ring(), 4, sim::default_calibration(), opt);
+  const auto b = sim::simulate_point_forked(small_ring(), 4, sim::default_calibration(), opt);
+  CHECK(a.iteration_s == b.iteration_s);
+  CHECK(a.plan_hash == b.plan_hash);
+  CHECK(sim::point_to_json(a, false) == sim::point_to_json(b, false));
+}
