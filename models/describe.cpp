@@ -20,6 +20,11 @@ std::string group_thousands(int64_t value) {
 namespace {
 Json shape_json(const Shape& s) { return Json::array({s.c, s.h, s.w}); }
 std::string shape_text(const Shape& s) { return fmt::format("{}×{}×{}", s.c, s.h, s.w); }
+std::string flops_text(double flops) {
+  if (flops >= 1e9) return fmt::format("{:.4g} GFLOP", flops / 1e9);
+  if (flops >= 1e6) return fmt::format("{:.4g} MFLOP", flops / 1e6);
+  return fmt::format("{:.4g} kFLOP", flops / 1e3);
+}
 }  // namespace
 
 Json describe_model_json(const Model& model) {
@@ -64,10 +69,9 @@ std::string format_model_table(const Model& model) {
                        (l.bwd_input_flops + l.bwd_weight_flops) / 1e6);
   }
   out += fmt::format(
-      "total: {} parameters ({:.1f} MiB fp32), forward {:.4g} GFLOP, backward {:.4g} GFLOP, activations {:.1f} MiB "
-      "per sample\n",
+      "total: {} parameters ({:.1f} MiB fp32), forward {}, backward {}, activations {:.1f} MiB per sample\n",
       group_thousands(model.params()), static_cast<double>(model.weight_bytes()) / (1024.0 * 1024.0),
-      model.fwd_flops_per_sample() / 1e9, model.bwd_flops_per_sample() / 1e9,
+      flops_text(model.fwd_flops_per_sample()), flops_text(model.bwd_flops_per_sample()),
       static_cast<double>(model.activation_bytes_per_sample()) / (1024.0 * 1024.0));
   return out;
 }
