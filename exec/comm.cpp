@@ -28,6 +28,7 @@ struct StepState {
   int next_in_queue = -1;
   int prev_in_queue = -1;
   int staging = -1;
+  int segments_left = 0;
   bool posted = false;
   bool done = false;
 };
@@ -67,7 +68,9 @@ int message_tag(uint64_t sequence, int channel) {
   return channel * kSequenceSlots + static_cast<int>(sequence % kSequenceSlots);
 }
 
-ScheduleRunner::ScheduleRunner(MPI_Comm comm, std::vector<int> rank_map) : rank_map_(std::move(rank_map)) {
+ScheduleRunner::ScheduleRunner(MPI_Comm comm, std::vector<int> rank_map, int64_t segment_bytes)
+    : rank_map_(std::move(rank_map)), segment_bytes_(segment_bytes) {
+  ST_ASSERT(segment_bytes_ >= 1 && segment_bytes_ <= INT_MAX, "segment_bytes outside [1, 2 GiB)");
   ST_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
   set_errors_return(comm_);
   ST_MPI_CHECK(MPI_Comm_rank(comm_, &comm_rank_));
@@ -218,39 +221,56 @@ bool ScheduleRunner::try_post(Flight& flight, int index) {
   const plan::Step& step = (*flight.steps)[static_cast<size_t>(index)];
   const int64_t eb = flight.element_bytes;
   std::byte* range = flight.at(step.offset);
-  const int bytes = static_cast<int>(step.length * eb);
-  MPI_Request request = MPI_REQUEST_NULL;
-  switch (step.op) {
-    case OpKind::kCopy:
-      std::memmove(range, flight.at(step.src_offset), static_cast<size_t>(bytes));
-      complete_step(flight, index);
-      return true;
-    case OpKind::kSend:
-      ST_MPI_CHECK(MPI_Isend(range, bytes, MPI_BYTE, st.mpi_peer, st.tag, comm_, &request));
+  if (step.op == OpKind::kCopy) {
+    std::memmove(range, flight.at(step.src_offset), static_cast<size_t>(step.length * eb));
+    complete_step(flight, index);
+    return true;
+  }
+  std::byte* target = range;
+  if (step.op == OpKind::kRecvReduce) {
+    st.staging = staging_.acquire(step.length * eb);
+    stats_.staging_bytes = staging_.capacity_bytes();
+    target = staging_.data(st.staging);
+  }
+  // Segments: the same split on both sides (it depends on the length alone), posted in order on one tag.
+  const int64_t segment_elements = std::max<int64_t>(1, segment_bytes_ / eb);
+  st.segments_left = static_cast<int>((step.length + segment_elements - 1) / segment_elements);
+  for (int k = 0; k < st.segments_left; ++k) {
+    const int64_t first = k * segment_elements;
+    const int bytes = static_cast<int>(std::min(segment_elements, step.length - first) * eb);
+    MPI_Request request = MPI_REQUEST_NULL;
+    if (step.op == OpKind::kSend) {
+      ST_MPI_CHECK(MPI_Isend(target + first * eb, bytes, MPI_BYTE, st.mpi_peer, st.tag, comm_, &request));
       ++stats_.messages_sent;
       stats_.bytes_sent += bytes;
-      break;
-    case OpKind::kRecv:
-      ST_MPI_CHECK(MPI_Irecv(range, bytes, MPI_BYTE, st.mpi_peer, st.tag, comm_, &request));
-      break;
-    case OpKind::kRecvReduce:
-      st.staging = staging_.acquire(bytes);
-      stats_.staging_bytes = staging_.capacity_bytes();
-      ST_MPI_CHECK(MPI_Irecv(staging_.data(st.staging), bytes, MPI_BYTE, st.mpi_peer, st.tag, comm_, &request));
-      break;
+    } else {
+      ST_MPI_CHECK(MPI_Irecv(target + first * eb, bytes, MPI_BYTE, st.mpi_peer, st.tag, comm_, &request));
+    }
+    requests_.push_back(request);
+    request_owner_.push_back({flight.slot, index, k});
   }
-  requests_.push_back(request);
-  request_owner_.emplace_back(flight.slot, index);
   if (st.next_in_queue >= 0) worklist_.push_back(st.next_in_queue);
   return true;
 }
 
-void ScheduleRunner::complete_step(Flight& flight, int index) {
+// A segment of a step has arrived or left: reduce it if it was a RecvReduce; the step completes with its last one.
+void ScheduleRunner::complete_segment(Flight& flight, int index, int segment) {
   StepState& st = flight.state[static_cast<size_t>(index)];
   const plan::Step& step = (*flight.steps)[static_cast<size_t>(index)];
   if (step.op == OpKind::kRecvReduce) {
-    reduce_add(flight.at(step.offset), staging_.data(st.staging), step.length, flight.type);
-    stats_.elements_reduced += step.length;
+    const int64_t segment_elements = std::max<int64_t>(1, segment_bytes_ / flight.element_bytes);
+    const int64_t first = segment * segment_elements;
+    const int64_t count = std::min(segment_elements, step.length - first);
+    reduce_add(flight.at(step.offset + first), staging_.data(st.staging) + first * flight.element_bytes, count,
+               flight.type);
+    stats_.elements_reduced += count;
+  }
+  if (--st.segments_left == 0) complete_step(flight, index);
+}
+
+void ScheduleRunner::complete_step(Flight& flight, int index) {
+  StepState& st = flight.state[static_cast<size_t>(index)];
+  if (st.staging >= 0) {
     staging_.release(st.staging);
     st.staging = -1;
   }
@@ -270,10 +290,10 @@ void ScheduleRunner::complete_step(Flight& flight, int index) {
 
 void ScheduleRunner::handle_completions(int count) {
   for (int k = 0; k < count; ++k) {
-    const auto [slot, step] = request_owner_[static_cast<size_t>(completed_[static_cast<size_t>(k)])];
-    Flight& flight = *flights_[static_cast<size_t>(slot)];
+    const RequestOwner owner = request_owner_[static_cast<size_t>(completed_[static_cast<size_t>(k)])];
+    Flight& flight = *flights_[static_cast<size_t>(owner.slot)];
     worklist_.clear();
-    complete_step(flight, step);
+    complete_segment(flight, owner.step, owner.segment);
     while (!worklist_.empty()) {
       const int next = worklist_.back();
       worklist_.pop_back();

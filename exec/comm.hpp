@@ -45,8 +45,12 @@ struct RunnerStats {
 class ScheduleRunner {
  public:
   // Duplicates comm (collective over comm). rank_map[s] is the rank in comm of schedule rank s; empty means the
-  // identity (schedule rank s = rank s of comm).
-  explicit ScheduleRunner(MPI_Comm comm, std::vector<int> rank_map = {});
+  // identity (schedule rank s = rank s of comm). Transfers longer than segment_bytes go as several messages of
+  // that size (a transport detail, like NCCL's slices: each segment of a RecvReduce is added as soon as it
+  // arrives, while it is still in cache); every rank must use the same value.
+  explicit ScheduleRunner(MPI_Comm comm, std::vector<int> rank_map = {},
+                          int64_t segment_bytes = kDefaultSegmentBytes);
+  static constexpr int64_t kDefaultSegmentBytes = 256 << 10;
   ~ScheduleRunner();
   ScheduleRunner(const ScheduleRunner&) = delete;
   ScheduleRunner& operator=(const ScheduleRunner&) = delete;
@@ -91,6 +95,7 @@ class ScheduleRunner {
   void compile(Flight& flight) const;
   void post_ready(Flight& flight, int first_step);
   bool try_post(Flight& flight, int step);
+  void complete_segment(Flight& flight, int step, int segment);
   void complete_step(Flight& flight, int step);
   void handle_completions(int count);
   bool flight_done(CollectiveHandle handle) const;
@@ -101,10 +106,16 @@ class ScheduleRunner {
   int schedule_rank_ = -1;
   int max_channels_ = 1;
   std::vector<int> rank_map_;
+  int64_t segment_bytes_ = kDefaultSegmentBytes;
   uint64_t sequence_ = 0;
   std::vector<std::unique_ptr<Flight>> flights_;  // slots, reused once their collective is done
   std::vector<MPI_Request> requests_;
-  std::vector<std::pair<int, int>> request_owner_;  // (slot, step) per request
+  struct RequestOwner {
+    int slot;
+    int step;
+    int segment;
+  };
+  std::vector<RequestOwner> request_owner_;  // per request
   std::vector<int> completed_;                      // scratch for MPI_Testsome / MPI_Waitsome
   std::vector<int> worklist_;                       // scratch: steps to try to post
   StagingPool staging_;

@@ -132,6 +132,25 @@ TEST_CASE("a warm runner allocates no more staging and its stats count what it s
   CHECK(buffer[0] == static_cast<float>(std::pow(p, 6)));
 }
 
+TEST_CASE("transfers split into small segments give the same results", "[mpi][comm]") {
+  const int p = world_size();
+  exec::ScheduleRunner runner(MPI_COMM_WORLD, {}, 40);  // 10 floats, 5 doubles: most steps split, unevenly
+  for (const char* algorithm : {"ring", "interval_pairing", "halving_doubling", "double_binary_tree", "direct"}) {
+    INFO(algorithm);
+    const auto s = plan::make_collective(plan::Collective::kAllReduce, algorithm, p, 1237, 4);
+    CHECK(differences_from_mpi_allreduce<float>(runner, s) == 0);
+    CHECK(run_and_check<double>(runner, s) == 0);
+  }
+  const auto s = plan::ring_allreduce(p, 1237, 4);
+  const int64_t before = runner.stats().messages_sent;
+  std::vector<float> buffer(1237, 1.0f);
+  runner.run(s, std::span<float>(buffer));
+  int64_t expected_messages = 0;
+  for (const auto& step : s.programs[static_cast<size_t>(world_rank())].steps)
+    if (step.op == plan::OpKind::kSend) expected_messages += (step.length + 9) / 10;
+  CHECK(runner.stats().messages_sent - before == expected_messages);
+}
+
 TEST_CASE("the MPI_Allreduce baseline gives the closed-form sum", "[mpi][comm]") {
   const int p = world_size();
   std::vector<int32_t> b(257);
