@@ -12,8 +12,10 @@
 // only for the pairs that communicate, so large clusters stay cheap.
 //
 // Contention-free platform (tests, oracle): p hosts on a star; host i's uplink is a FATPIPE link of latency α and
-// bandwidth B (every flow gets B whatever else is in flight), downlinks are FATPIPE links of zero latency and
-// unbounded bandwidth. Every transfer then takes exactly α + bytes / B once both sides are ready.
+// bandwidth B (every flow gets B whatever else is in flight), its downlink a FATPIPE link of zero latency and the
+// same bandwidth (an "unbounded" 1e300 one upsets the solver's precision). Every transfer then takes exactly
+// α + bytes / B once both sides are ready, and hosts have one core per rank so that concurrent reductions never
+// slow each other: the semantics of plan/oracle.hpp, reproduced to the last bit (tests/sim/test_oracle.cpp).
 //
 // Host speeds: every host computes at kTicksPerSecond "flops" per second with kCores cores, and the simulator
 // turns a duration t (from the compute model) into t * kTicksPerSecond flops: a power of two, so the duration is
@@ -39,7 +41,8 @@ constexpr double kTicksPerSecond = 1073741824.0;  // 2^30
 constexpr int kCores = 64;
 
 // Creates the process's SimGrid engine with scaletwin's network configuration (CM02, no cross-traffic,
-// TCP-gamma 0, factors 1, fairbottleneck solver) and silenced logs unless `verbose`. One per process.
+// TCP-gamma 0, factors 1, fairbottleneck solver, surf/precision 1e-12 s) and silenced logs unless `verbose`.
+// One per process.
 std::unique_ptr<sg4::Engine> make_engine(bool verbose = false);
 
 class ClusterPlatform {
