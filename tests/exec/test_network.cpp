@@ -1,5 +1,6 @@
 // Network: the flat parameter/gradient layout, whole-network gradients against finite differences on a graph
-// with residual add, concat and batch norm, and model-parallel fc slices against the full layers.
+// with residual add, concat and batch norm, model-parallel fc slices against the full layers, and the
+// data-parallel identity (gradients of half batches scaled by 1/global batch add up to the full batch's).
 #include <barrier>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -182,4 +183,29 @@ TEST_CASE("model-parallel fc slices on two ranks give the full network's loss an
   other.join();
   CHECK(rank_loss[0] == Approx(full_loss.mean_loss()).epsilon(1e-5));
   CHECK(rank_loss[1] == Approx(full_loss.mean_loss()).epsilon(1e-5));
+}
+
+TEST_CASE("data parallelism: two half batches with loss scale 1/global sum to the full batch's gradient") {
+  const models::Model model = models::make_builtin_model("lenet5");
+  const Dataset data = make_synthetic(model.input, 10, 16, 8);
+  CpuBackend backend(1);
+  Network full(backend, model, options(16, 4));
+  full.forward(data.images.data(), data.labels.data(), 16, true);
+  full.backward();
+  std::vector<float> expected(static_cast<size_t>(full.param_count())), sum(expected.size(), 0.0f);
+  backend.download(expected.data(), full.grads(), full.param_count());
+  Network half(backend, model, options(8, 4));
+  for (int part = 0; part < 2; ++part) {
+    const int64_t offset = part * 8 * model.input.elements();
+    half.forward(data.images.data() + offset, data.labels.data() + part * 8, 8, true);
+    half.backward({}, 1.0f / 16.0f);
+    for (int64_t i = 0; i < half.param_count(); ++i) sum[i] += half.grads()[i];
+  }
+  double diff = 0.0, ref = 0.0;
+  for (size_t i = 0; i < sum.size(); ++i) {
+    diff += (sum[i] - expected[i]) * (sum[i] - expected[i]);
+    ref += static_cast<double>(expected[i]) * expected[i];
+  }
+  CHECK(ref > 0.0);
+  CHECK(std::sqrt(diff) < 1e-5 * std::sqrt(ref));
 }
