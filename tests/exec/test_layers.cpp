@@ -1,5 +1,6 @@
 // Every layer kind's backward pass (input gradient and weight gradient) against central finite differences,
 // plus forward checks against closed forms: a naive convolution, batch-norm statistics, softmax cross-entropy.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <numeric>
@@ -209,4 +210,39 @@ TEST_CASE("batchnorm training normalises with batch statistics and updates runni
   const std::vector<float> eval = run_forward(backend, c, false, state.data());
   const double expected = (c.inputs[0][0] - state[0]) / std::sqrt(state[2] + 1e-5) * c.weights[0] + c.weights[2];
   CHECK(eval[0] == Approx(expected).epsilon(1e-5));
+}
+
+TEST_CASE("CPU backend helpers: zeroed allocation, copy, fill, add, scale, 2-d block copy") {
+  CpuBackend backend(1);
+  Buffer a = backend.alloc(12), b = backend.alloc(12);
+  REQUIRE(a.size() == 12);
+  CHECK(std::all_of(a.data(), a.data() + 12, [](float v) { return v == 0.0f; }));
+  std::vector<float> host(12);
+  std::iota(host.begin(), host.end(), 1.0f);
+  backend.upload(a.data(), host.data(), 12);
+  backend.fill(b.data(), 0.5f, 12);
+  backend.add(b.data(), a.data(), 12);  // b = i + 1.5
+  backend.scale(b.data(), 2.0f, 12);    // b = 2i + 3
+  std::vector<float> out(12);
+  backend.download(out.data(), b.data(), 12);
+  for (int i = 0; i < 12; ++i) CHECK(out[i] == 2.0f * static_cast<float>(i) + 3.0f);
+  // Columns [1, 3) of a 4 × 3 matrix into a 4 × 2 one, and back into column 0..1 of a fresh 4 × 3.
+  Buffer narrow = backend.alloc(8), wide = backend.alloc(12);
+  backend.copy_2d(narrow.data(), 2, a.data() + 1, 3, 4, 2);
+  backend.copy_2d(wide.data(), 3, narrow.data(), 2, 4, 2);
+  for (int r = 0; r < 4; ++r) {
+    CHECK(narrow.data()[r * 2] == host[r * 3 + 1]);
+    CHECK(narrow.data()[r * 2 + 1] == host[r * 3 + 2]);
+    CHECK(wide.data()[r * 3] == host[r * 3 + 1]);
+    CHECK(wide.data()[r * 3 + 2] == 0.0f);
+  }
+  backend.copy(b.data(), a.data(), 12);
+  CHECK(std::equal(host.begin(), host.end(), b.data()));
+  Buffer moved = std::move(a);
+  CHECK(a.data() == nullptr);
+  CHECK(moved.size() == 12);
+  backend.set_threads(3);  // the setter overrides OMP_NUM_THREADS for this thread
+  CHECK(backend.threads() == 3);
+  CHECK(backend.name().find("oneDNN") != std::string::npos);
+  backend.set_threads(1);
 }
