@@ -97,7 +97,7 @@ std::vector<Schedule::DataRegion> data_regions(const Schedule& s) {
   return {region};
 }
 
-Schedule remap(const Schedule& s, const std::vector<int>& group, int ranks) {
+Schedule remap(Schedule s, const std::vector<int>& group, int ranks) {
   ST_ASSERT(group.size() == static_cast<size_t>(s.ranks), "remap: group size differs from the schedule's ranks");
   Schedule out = empty_schedule(s.name, ranks, s.elements, s.element_bytes);
   out.channels = s.channels;
@@ -107,27 +107,28 @@ Schedule remap(const Schedule& s, const std::vector<int>& group, int ranks) {
     ST_ASSERT(target >= 0 && target < ranks, "remap: rank out of range");
     auto& program = out.programs[static_cast<size_t>(target)];
     ST_ASSERT(program.steps.empty(), "remap: a rank appears twice in the group");
-    program = s.programs[static_cast<size_t>(i)];
+    program = std::move(s.programs[static_cast<size_t>(i)]);
     for (Step& step : program.steps)
       if (step.peer >= 0) step.peer = group.at(static_cast<size_t>(step.peer));
   }
   return out;
 }
 
-Schedule shift(const Schedule& s, int64_t offset, int64_t elements) {
+Schedule shift(Schedule s, int64_t offset, int64_t elements) {
   ST_ASSERT(offset >= 0 && offset + s.elements <= elements, "shift: slice outside the buffer");
-  Schedule out = s;
+  Schedule out = std::move(s);
+  const int64_t old_elements = out.elements;
   out.elements = elements;
   out.collective = Collective::kCustom;
-  out.initial.assign(static_cast<size_t>(s.ranks), InitialData::kNone);
-  out.goal.assign(static_cast<size_t>(s.ranks), Goal::kAny);
+  out.initial.assign(static_cast<size_t>(out.ranks), InitialData::kNone);
+  out.goal.assign(static_cast<size_t>(out.ranks), Goal::kAny);
   out.slice_offset.clear();
   out.slice_length.clear();
   out.regions.clear();
   // Buffer elements move by `offset`; scratch elements stay right after the (bigger) buffer.
   auto move = [&](int64_t at, int64_t length) {
-    ST_ASSERT(at + length <= s.elements || at >= s.elements, "shift: a range straddles buffer and scratch");
-    return at >= s.elements ? at - s.elements + elements : at + offset;
+    ST_ASSERT(at + length <= old_elements || at >= old_elements, "shift: a range straddles buffer and scratch");
+    return at >= old_elements ? at - old_elements + elements : at + offset;
   };
   for (auto& program : out.programs)
     for (Step& step : program.steps) {
@@ -149,10 +150,15 @@ void check_same_shape(const std::vector<Schedule>& parts) {
 
 // Appends `steps` to `program`, shifting deps by the program's size and channels by `channel_base`; steps without
 // deps get `entry_deps`.
-void append(RankProgram& program, const std::vector<Step>& steps, int channel_base, const std::vector<int>& entry_deps) {
+void append(RankProgram& program, std::vector<Step>& steps, int channel_base, const std::vector<int>& entry_deps) {
   const int base = static_cast<int>(program.steps.size());
-  for (const Step& step : steps) {
-    Step copy = step;
+  if (program.steps.empty() && channel_base == 0 && entry_deps.empty()) {
+    program.steps = std::move(steps);
+    return;
+  }
+  program.steps.reserve(program.steps.size() + steps.size());
+  for (Step& step : steps) {
+    Step copy = std::move(step);
     copy.channel += channel_base;
     if (copy.deps.empty()) {
       copy.deps = entry_deps;
@@ -175,11 +181,11 @@ std::vector<int> terminal_steps(const RankProgram& program) {
 
 }  // namespace
 
-Schedule parallel(const std::vector<Schedule>& parts, const std::string& name) {
+Schedule parallel(std::vector<Schedule> parts, const std::string& name) {
   check_same_shape(parts);
   Schedule out = empty_schedule(name, parts[0].ranks, parts[0].elements, parts[0].element_bytes);
   int channel_base = 0;
-  for (const Schedule& p : parts) {
+  for (Schedule& p : parts) {
     for (int r = 0; r < out.ranks; ++r)
       append(out.programs[static_cast<size_t>(r)], p.programs[static_cast<size_t>(r)].steps, channel_base, {});
     channel_base += p.channels;
@@ -189,10 +195,10 @@ Schedule parallel(const std::vector<Schedule>& parts, const std::string& name) {
   return out;
 }
 
-Schedule sequence(const std::vector<Schedule>& parts, const std::string& name) {
+Schedule sequence(std::vector<Schedule> parts, const std::string& name) {
   check_same_shape(parts);
   Schedule out = empty_schedule(name, parts[0].ranks, parts[0].elements, parts[0].element_bytes);
-  for (const Schedule& p : parts) {
+  for (Schedule& p : parts) {
     for (int r = 0; r < out.ranks; ++r) {
       RankProgram& program = out.programs[static_cast<size_t>(r)];
       append(program, p.programs[static_cast<size_t>(r)].steps, 0, terminal_steps(program));

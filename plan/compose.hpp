@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "plan/schedule.hpp"
@@ -58,10 +59,20 @@ void set_balanced_slices(Schedule& s);
 // The data regions of s as the verifier sees them (s.regions, or one region from the top-level fields).
 std::vector<Schedule::DataRegion> data_regions(const Schedule& s);
 
-Schedule remap(const Schedule& s, const std::vector<int>& group, int ranks);
-Schedule shift(const Schedule& s, int64_t offset, int64_t elements);
-Schedule parallel(const std::vector<Schedule>& parts, const std::string& name);
-Schedule sequence(const std::vector<Schedule>& parts, const std::string& name);
+// Parts are taken by value: pass temporaries (or std::move) to avoid copying big programs.
+Schedule remap(Schedule s, const std::vector<int>& group, int ranks);
+Schedule shift(Schedule s, int64_t offset, int64_t elements);
+Schedule parallel(std::vector<Schedule> parts, const std::string& name);
+Schedule sequence(std::vector<Schedule> parts, const std::string& name);
+
+// Moves its arguments into a vector (an initializer list would copy them): sequence(schedules(a(), b()), name).
+template <typename... Parts>
+std::vector<Schedule> schedules(Parts&&... parts) {
+  std::vector<Schedule> out;
+  out.reserve(sizeof...(parts));
+  (out.push_back(std::forward<Parts>(parts)), ...);
+  return out;
+}
 
 // An empty schedule (no steps) on `ranks` ranks.
 Schedule empty_schedule(const std::string& name, int ranks, int64_t elements, int64_t element_bytes);

@@ -18,6 +18,7 @@
 // Bytes sent per rank: all-reduce 2(q−1)/q · n (power of two: 2(p−1)/p · n); with a fold the core ranks that
 // send the result back send n more, the folded ranks n. RS / AG: (q−1)/q · n on the core, plus the fold.
 // Preconditions: p ≥ 1, any n ≥ 0.
+#include <utility>
 #include <vector>
 
 #include "plan/collectives.hpp"
@@ -102,8 +103,8 @@ Schedule fold_step(const Fold& f, int p, int64_t n, int64_t eb, bool in, FoldDat
 Schedule halving_doubling_reduce_scatter(int p, int64_t n, int64_t eb) {
   const Fold f(p);
   Schedule core = core_reduce_scatter(f.q, folded_bounds(f, p, n), n, eb);
-  Schedule s = sequence({fold_step(f, p, n, eb, true, FoldData::kWhole, true), remap(core, f.core, p),
-                         fold_step(f, p, n, eb, false, FoldData::kSlice, false)},
+  Schedule s = sequence(schedules(fold_step(f, p, n, eb, true, FoldData::kWhole, true), remap(std::move(core), f.core, p),
+                         fold_step(f, p, n, eb, false, FoldData::kSlice, false)),
                         "halving_doubling reduce-scatter");
   set_data_model(s, Collective::kReduceScatter, InitialData::kOwn, Goal::kReducedSlice);
   return s;
@@ -112,8 +113,8 @@ Schedule halving_doubling_reduce_scatter(int p, int64_t n, int64_t eb) {
 Schedule halving_doubling_allgather(int p, int64_t n, int64_t eb) {
   const Fold f(p);
   Schedule core = core_allgather(f.q, folded_bounds(f, p, n), n, eb);
-  Schedule s = sequence({fold_step(f, p, n, eb, true, FoldData::kSlice, false), remap(core, f.core, p),
-                         fold_step(f, p, n, eb, false, FoldData::kWhole, false)},
+  Schedule s = sequence(schedules(fold_step(f, p, n, eb, true, FoldData::kSlice, false), remap(std::move(core), f.core, p),
+                         fold_step(f, p, n, eb, false, FoldData::kWhole, false)),
                         "halving_doubling all-gather");
   set_data_model(s, Collective::kAllGather, InitialData::kOwnSlice, Goal::kGatheredAll);
   return s;
@@ -123,9 +124,10 @@ Schedule halving_doubling_allreduce(int p, int64_t n, int64_t eb) {
   const Fold f(p);
   std::vector<int64_t> bounds;
   for (int j = 0; j <= f.q; ++j) bounds.push_back(part_offset(n, f.q, j));
-  Schedule core = sequence({core_reduce_scatter(f.q, bounds, n, eb), core_allgather(f.q, bounds, n, eb)}, "core");
-  Schedule s = sequence({fold_step(f, p, n, eb, true, FoldData::kWhole, true), remap(core, f.core, p),
-                         fold_step(f, p, n, eb, false, FoldData::kWhole, false)},
+  Schedule core =
+      sequence(schedules(core_reduce_scatter(f.q, bounds, n, eb), core_allgather(f.q, bounds, n, eb)), "core");
+  Schedule s = sequence(schedules(fold_step(f, p, n, eb, true, FoldData::kWhole, true), remap(std::move(core), f.core, p),
+                         fold_step(f, p, n, eb, false, FoldData::kWhole, false)),
                         "halving_doubling");
   set_data_model(s, Collective::kAllReduce, InitialData::kOwn, Goal::kReducedAll);
   return s;

@@ -16,6 +16,8 @@
 // halving_doubling, direct); inter is any all-reduce but hierarchical and ps.
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "core/error.hpp"
 #include "plan/collectives.hpp"
 #include "plan/compose.hpp"
@@ -46,10 +48,11 @@ Schedule hierarchical_allreduce(int p, int64_t n, int64_t element_bytes, const C
     for (int g = 0; g < nodes; ++g) group.push_back(g * per_node + l);
     const int64_t off = part_offset(n, per_node, l), len = part_offset(n, per_node, l + 1) - off;
     Schedule slice = make_collective(Collective::kAllReduce, options.inter, nodes, len, element_bytes, inner);
-    allreduce.push_back(remap(shift(slice, off, n), group, p));
+    allreduce.push_back(remap(shift(std::move(slice), off, n), group, p));
   }
-  Schedule s = sequence({parallel(reduce_scatter, "intra reduce-scatter"), parallel(allreduce, "inter all-reduce"),
-                         parallel(allgather, "intra all-gather")},
+  Schedule s = sequence(schedules(parallel(std::move(reduce_scatter), "intra reduce-scatter"),
+                                   parallel(std::move(allreduce), "inter all-reduce"),
+                                   parallel(std::move(allgather), "intra all-gather")),
                         fmt::format("hierarchical({}, {})", options.intra, options.inter));
   set_data_model(s, Collective::kAllReduce, InitialData::kOwn, Goal::kReducedAll);
   return s;

@@ -30,7 +30,7 @@ Schedule::DataRegion region_of(const Schedule& part, int64_t offset) {
 Schedule hybrid_traffic(int p, int64_t n, int64_t element_bytes, const std::string& algorithm) {
   const Schedule gather = make_collective(Collective::kAllGather, algorithm, p, n, element_bytes);
   const Schedule scatter = make_collective(Collective::kReduceScatter, algorithm, p, n, element_bytes);
-  Schedule s = sequence({shift(gather, 0, 2 * n), shift(scatter, n, 2 * n)}, "hybrid(" + algorithm + ")");
+  Schedule s = sequence(schedules(shift(gather, 0, 2 * n), shift(scatter, n, 2 * n)), "hybrid(" + algorithm + ")");
   s.collective = Collective::kCustom;
   s.regions = {region_of(gather, 0), region_of(scatter, n)};
   return s;

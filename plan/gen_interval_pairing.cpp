@@ -93,8 +93,8 @@ Schedule interval_pairing_reduce_scatter(int p, int64_t n, int64_t element_bytes
 }
 
 Schedule interval_pairing_allreduce(int p, int64_t n, int64_t element_bytes) {
-  Schedule s = sequence({interval_pairing_reduce_scatter(p, n, element_bytes),
-                         interval_pairing_allgather(p, n, element_bytes)},
+  Schedule s = sequence(schedules(interval_pairing_reduce_scatter(p, n, element_bytes),
+                         interval_pairing_allgather(p, n, element_bytes)),
                         "interval_pairing");
   set_data_model(s, Collective::kAllReduce, InitialData::kOwn, Goal::kReducedAll);
   return s;

@@ -77,7 +77,8 @@ Schedule ps_pull(int workers, int servers, int64_t n, int64_t element_bytes) {
 }
 
 Schedule ps_push_pull(int workers, int servers, int64_t n, int64_t element_bytes) {
-  Schedule s = sequence({ps_push(workers, servers, n, element_bytes), ps_pull(workers, servers, n, element_bytes)},
+  Schedule s = sequence(
+      schedules(ps_push(workers, servers, n, element_bytes), ps_pull(workers, servers, n, element_bytes)),
                         "ps push_pull");
   s.collective = Collective::kPushPull;
   set_ps_model(s, workers, servers, InitialData::kOwn, InitialData::kNone, Goal::kReducedAll, Goal::kReducedSlice);

@@ -65,7 +65,8 @@ Schedule ring_allgather(int p, int64_t n, int64_t element_bytes) {
 }
 
 Schedule ring_allreduce(int p, int64_t n, int64_t element_bytes) {
-  Schedule s = sequence({ring_reduce_scatter(p, n, element_bytes), ring_allgather(p, n, element_bytes)}, "ring");
+  Schedule s =
+      sequence(schedules(ring_reduce_scatter(p, n, element_bytes), ring_allgather(p, n, element_bytes)), "ring");
   set_data_model(s, Collective::kAllReduce, InitialData::kOwn, Goal::kReducedAll);
   return s;
 }
