@@ -312,12 +312,14 @@ void ScheduleRunner::handle_completions(int count) {
 }
 
 bool ScheduleRunner::progress() {
-  if (!requests_.empty()) {
+  // As far as it goes without blocking: completions post new steps, which may complete at once in turn.
+  while (!requests_.empty()) {
     completed_.resize(requests_.size());
     int count = 0;
     ST_MPI_CHECK(MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &count, completed_.data(),
                               MPI_STATUSES_IGNORE));
-    if (count != MPI_UNDEFINED && count > 0) handle_completions(count);
+    if (count == MPI_UNDEFINED || count == 0) break;
+    handle_completions(count);
   }
   return in_flight() == 0;
 }
