@@ -96,7 +96,7 @@ int run_describe(const DescribeOptions& o) {
   } else {
     plan::Scenario s = plan::load_scenario(o.scenario);
     if (s.sweep_gpus.empty()) {
-      const topology::ClusterSpec spec = topology::load_cluster_spec(s.cluster);
+      const topology::ClusterSpec spec = plan::load_scenario_cluster_spec(s);
       s.sweep_gpus = {s.nodes * (s.gpus_per_node > 0 ? s.gpus_per_node : spec.node.devices_per_node)};
     }
     json = describe_scenario_json(s);

@@ -96,6 +96,8 @@ struct IterationPlan {
 models::Model load_scenario_model(const Scenario& scenario);
 // Nodes a plan for `gpus` GPUs occupies: the workers' nodes plus one node per dedicated parameter server.
 int cluster_nodes_needed(const Scenario& scenario, int devices_per_node, int gpus);
+// The cluster file a scenario names; errors name the scenario file and "/cluster".
+topology::ClusterSpec load_scenario_cluster_spec(const Scenario& scenario);
 // The cluster of a scenario instantiated with cluster_nodes_needed() nodes.
 topology::Cluster load_scenario_cluster(const Scenario& scenario, int gpus);
 

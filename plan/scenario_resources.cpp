@@ -25,14 +25,18 @@ int cluster_nodes_needed(const Scenario& scenario, int devices_per_node, int gpu
   return nodes;
 }
 
-topology::Cluster load_scenario_cluster(const Scenario& scenario, int gpus) {
+topology::ClusterSpec load_scenario_cluster_spec(const Scenario& scenario) {
   const auto names = topology::builtin_cluster_names();
   const bool builtin = std::find(names.begin(), names.end(), scenario.cluster) != names.end();
   if (!builtin && !std::filesystem::exists(scenario.cluster))
     throw InputError(scenario.file, "/cluster",
                      fmt::format("a built-in cluster ({}) or an existing cluster file (got \"{}\")",
                                  fmt::join(names, ", "), scenario.cluster));
-  topology::ClusterSpec spec = topology::load_cluster_spec(scenario.cluster);
+  return topology::load_cluster_spec(scenario.cluster);
+}
+
+topology::Cluster load_scenario_cluster(const Scenario& scenario, int gpus) {
+  topology::ClusterSpec spec = load_scenario_cluster_spec(scenario);
   const int nodes = cluster_nodes_needed(scenario, spec.node.devices_per_node, gpus);
   if (nodes > spec.max_nodes)
     throw InputError(scenario.file, "/nodes",

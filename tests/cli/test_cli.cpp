@@ -1,0 +1,124 @@
+// The scaletwin command as users and scripts see it: exit codes, messages that name the place, JSON fields of the
+// spec, and no half-written output file after a failure.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+Result run(const std::string& args) {
+  const std::string cmd = std::string(SCALETWIN_BINARY) + " " + args + " 2>&1";
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::array<char, 4096> buf{};
+  size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+fs::path scratch() {
+  const fs::path dir = fs::temp_directory_path() / ("scaletwin_cli_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string write(const fs::path& path, const std::string& text) {
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+}  // namespace
+
+TEST_CASE("describe --model gives the spec's fields and exact counts", "[cli]") {
+  const Result r = run("describe --model resnet50 --json -");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["model"] == "resnet50");
+  CHECK(j["params"] == 25557032);
+  CHECK(j["fwd_flops_per_sample"].get<double>() == Approx(2 * 4.1e9).epsilon(0.03));
+  CHECK(j["layers"].is_array());
+}
+
+TEST_CASE("bad input exits 2 with a message naming the file, the path and what was expected", "[cli]") {
+  const fs::path dir = scratch();
+  struct Case {
+    std::string args;
+    std::vector<std::string> says;
+  };
+  const std::string unknown_key =
+      write(dir / "typo.json", R"({"model": "resnet50", "cluster": "aws-p2.8xlarge", "batch_per_gpu": 32, "nodez": 2})");
+  const std::string negative =
+      write(dir / "neg.json", R"({"model": "resnet50", "cluster": "aws-p2.8xlarge", "batch_per_gpu": -1})");
+  const std::string bad_model_name = write(dir / "m.json", R"({"model": "resnet51", "cluster": "aws-p2.8xlarge"})");
+  const std::string bad_cluster_name = write(dir / "c.json", R"({"model": "resnet50", "cluster": "aws-p3"})");
+  const std::string broken = write(dir / "broken.json", "{\"model\": \"resnet50\",\n \"cluster\": }");
+  const std::string good = write(dir / "good.json", R"({"model": "lenet5", "cluster": "aws-p2.8xlarge", "nodes": 1})");
+  const std::string shape = write(dir / "shape.json", R"({"name": "tiny", "input": [1, 4, 4], "classes": 10,
+      "layers": [{"name": "c", "type": "conv", "out_channels": 2, "kernel": 7}]})");
+  const std::string zero_bw = write(dir / "zero.json", R"({"model": "lenet5", "cluster": "aws-p2.8xlarge",
+      "scheme": {"name": "allreduce", "bucket_bytes": 0}})");
+  const Case cases[] = {
+      {"predict " + unknown_key, {"typo.json", "/nodez", "unknown key"}},
+      {"describe " + negative, {"neg.json", "/batch_per_gpu"}},
+      {"describe " + bad_model_name, {"m.json", "/model", "resnet50"}},
+      {"describe " + bad_cluster_name, {"c.json", "/cluster", "aws-p2.8xlarge"}},
+      {"predict " + broken, {"broken.json", "line 2"}},
+      {"predict /no/such/file.json", {"/no/such/file.json"}},
+      {"predict " + good + " --gpus 0,2", {"--gpus", "positive integers"}},
+      {"predict " + good + " --gpus 16", {"good.json", "/sweep/gpus"}},
+      {"describe --model " + shape, {"shape.json", "/layers/0"}},
+      {"describe " + zero_bw, {"zero.json", "/scheme/bucket_bytes"}},
+      {"describe --model no_such_model", {"no_such_model", "resnet50"}},
+      {"describe --cluster no_such_cluster", {"no_such_cluster", "dgx-h200"}},
+      {"collective --algo butterfly --ranks 4 --bytes 1MB", {"butterfly", "ring"}},
+      {"collective --algo ring --ranks 4 --bytes lots", {"lots"}},
+  };
+  for (const Case& c : cases) {
+    INFO(c.args);
+    const Result r = run(c.args);
+    INFO(r.out);
+    CHECK(r.code == 2);
+    for (const auto& s : c.says) CHECK(r.out.find(s) != std::string::npos);
+  }
+  CHECK(run("").code == 2);  // no subcommand
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a failing command leaves no output file behind", "[cli]") {
+  const fs::path dir = scratch();
+  const std::string bad = write(dir / "bad.json", R"({"model": "resnet50", "cluster": "aws-p2.8xlarge", "nodes": 1})");
+  const fs::path out = dir / "out.json";
+  const Result r = run("predict " + bad + " --gpus 1,64 --json " + out.string());
+  CHECK(r.code == 2);
+  CHECK_FALSE(fs::exists(out));
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++files;
+  CHECK(files == 1);  // only the scenario: no temporary either
+  fs::remove_all(dir);
+}
+
+TEST_CASE("every subcommand answers --help", "[cli]") {
+  for (const char* sub : {"describe", "collective", "predict", "run", "calibrate", "validate"}) {
+    INFO(sub);
+    const Result r = run(std::string(sub) + " --help");
+    CHECK(r.code == 0);
+    CHECK(r.out.find("Usage") != std::string::npos);
+  }
+}
