@@ -21,7 +21,7 @@ struct Network::Impl {
   std::vector<Buffer> slice_out, d_slice;  // model-parallel fc slices: the kernel's own output and its gradient
   std::map<std::pair<int64_t, bool>, std::vector<std::unique_ptr<LayerKernel>>> kernels;  // (batch, training)
   std::vector<bool> written;
-  std::vector<float> host_probs;
+  std::vector<float> host_probs, host_labels_copy;
   int64_t last_n = 0;
   bool last_training = false;
   uint64_t steps = 0;
@@ -56,7 +56,12 @@ struct Network::Impl {
 
   LossStats loss_stats(const float* host_labels, int64_t n) {
     LossStats stats;
-    if (layout.loss_layer < 0 || host_labels == nullptr) return stats;
+    if (layout.loss_layer < 0) return stats;
+    if (host_labels == nullptr) {  // the labels the caller placed in the label buffer
+      host_labels_copy.resize(static_cast<size_t>(n));
+      backend.download(host_labels_copy.data(), labels.data(), n);
+      host_labels = host_labels_copy.data();
+    }
     const int64_t classes = layout.layers[layout.loss_layer].out_shape.elements();
     host_probs.resize(static_cast<size_t>(n * classes));
     backend.download(host_probs.data(), act[layout.loss_layer].data(), n * classes);
@@ -77,7 +82,7 @@ struct Network::Impl {
   // Where layer i's backward writes the gradient of its k-th input: straight into the producer's gradient when
   // it is the first consumer to do so, else into scratch (added afterwards). Null for the network input.
   float* input_gradient_target(int producer, size_t k) {
-    if (producer == 0) return nullptr;
+    if (producer == 0 && !options.input_gradient) return nullptr;
     if (!written[producer]) {
       written[producer] = true;
       return d_act[producer].data();
@@ -114,7 +119,7 @@ Network::Network(Backend& backend, const models::Model& model, NetworkOptions op
   for (size_t i = 0; i < count; ++i) {
     const detail::LayerGeometry& g = m.layout.layers[i];
     m.act[i] = backend.alloc(m.options.batch * g.out_shape.elements());
-    if (i > 0) m.d_act[i] = backend.alloc(m.options.batch * g.out_shape.elements());
+    if (i > 0 || m.options.input_gradient) m.d_act[i] = backend.alloc(m.options.batch * g.out_shape.elements());
     if (g.sliced) {
       m.slice_out[i] = backend.alloc(m.options.batch * g.kernel_out.elements());
       m.d_slice[i] = backend.alloc(m.options.batch * g.kernel_out.elements());
@@ -131,7 +136,7 @@ LossStats Network::forward(const float* host_images, const float* host_labels, i
   Impl& m = *impl_;
   ST_ASSERT(n > 0 && n <= m.options.batch, "forward batch outside (0, network batch]");
   if (training) ++m.steps;
-  m.backend.upload(m.act[0].data(), host_images, n * m.model.input.elements());
+  if (host_images != nullptr) m.backend.upload(m.act[0].data(), host_images, n * m.model.input.elements());
   if (host_labels != nullptr) m.backend.upload(m.labels.data(), host_labels, n);
   auto& kernels = m.kernels_for(n, training);
   for (size_t i = 1; i < m.model.layers.size(); ++i) {
@@ -157,6 +162,7 @@ void Network::backward(const GradientReady& on_ready, float loss_scale, const Mo
   const int64_t n = m.last_n;
   auto& kernels = m.kernels_for(n, true);
   m.written.assign(m.model.layers.size(), false);
+  if (m.layout.loss_layer < 0) m.written.back() = true;  // the caller seeded the last layer's output gradient
   for (size_t i = m.model.layers.size(); i-- > 1;) {
     const models::Layer& layer = m.model.layers[i];
     const detail::LayerGeometry& g = m.layout.layers[i];
@@ -210,6 +216,16 @@ float* Network::state() const { return impl_->state.data(); }
 int64_t Network::state_count() const { return impl_->layout.state_count; }
 const float* Network::output(int layer) const { return impl_->act.at(layer).data(); }
 const float* Network::output_gradient(int layer) const { return impl_->d_act.at(layer).data(); }
+float* Network::input_buffer() const { return impl_->act[0].data(); }
+float* Network::label_buffer() const { return impl_->labels.data(); }
+float* Network::seed_gradient() const {
+  ST_ASSERT(impl_->layout.loss_layer < 0, "a model with a loss layer seeds its own gradient");
+  return impl_->d_act.back().data();
+}
+const float* Network::input_gradient() const {
+  ST_ASSERT(impl_->options.input_gradient, "input gradient not requested in NetworkOptions");
+  return impl_->d_act[0].data();
+}
 
 std::vector<float> Network::download_params() const {
   std::vector<float> host(static_cast<size_t>(param_count()));

@@ -7,7 +7,8 @@
 // data parallelism reduces. segments() gives each layer's (offset, length) in both buffers.
 //
 // Initialisation is deterministic from NetworkOptions::seed (std::mt19937_64 per layer, seeded with
-// splitmix64(seed ^ layer index), and a Box–Muller normal), so every rank builds identical replicas:
+// splitmix64(seed ^ fnv1a64(layer name)), and a Box–Muller normal), so every rank builds identical replicas and
+// the parts of a split_model draw what the whole model would:
 //   conv:      W ~ N(0, 2 / fan_in), fan_in = in_channels / groups · kernel_h · kernel_w  (He et al. 2015)
 //   fc:        W ~ U(−1/√fan_in, 1/√fan_in), fan_in = input features                       (PyTorch's default)
 //   biases 0; batchnorm gamma 1, beta 0, running mean 0, running variance 1.
@@ -48,6 +49,7 @@ struct NetworkOptions {
   uint64_t seed = 1;                 // parameter initialisation: same seed, same replica
   uint64_t dropout_seed = 1;         // dropout masks (vary it per rank); combined with the step and the layer
   std::map<int, FcSlice> fc_slices;  // layer index → this rank's slice of a model-parallel fc layer
+  bool input_gradient = false;       // also compute the gradient of the network input (input_gradient())
 };
 
 struct ModelParallelHooks {
@@ -66,6 +68,16 @@ struct LossStats {
 
 using GradientReady = std::function<void(const ParamSegment& segment)>;
 
+// Splits a model before layer `first` (its classifier, say) into a backbone, layers [0, first) without a loss,
+// whose last layer is first − 1, and a head whose input is layer first − 1's output and whose layers are
+// [first, end) (the layers of the head may only read layer first − 1 or later). For the hybrid scheme of the plan
+// (plan/lower_program.cpp): the backbone runs data-parallel on the local batch, the head model-parallel on the
+// global batch (fc_slices indexed in the head's numbering: head layer k is model layer first − 1 + k).
+struct SplitModel {
+  models::Model backbone, head;
+};
+SplitModel split_model(const models::Model& model, int first);
+
 class Network {
  public:
   // The model must have shapes inferred (Layer::out) and layers in topological order with layers[0] the input.
@@ -75,12 +87,14 @@ class Network {
   Network& operator=(const Network&) = delete;
 
   // Runs the forward pass on n <= options.batch samples: host images (n × input elements, NCHW) and host labels
-  // (n class indices as floats; may be null when only outputs are wanted). training: batch statistics, dropout.
+  // (n class indices as floats). training: batch statistics, dropout. Null images: the input is already in
+  // input_buffer(); null labels: they are in label_buffer() (device data, e.g. gathered from other ranks).
   LossStats forward(const float* host_images, const float* host_labels, int64_t n, bool training,
                     const ModelParallelHooks* hooks = nullptr);
   // After a training forward: fills grads() with the gradient of loss_scale · (sum of per-sample losses);
-  // loss_scale <= 0 means 1/n (the mean loss). on_ready(segment) runs as soon as a layer's weight gradient is
-  // complete, in flat-buffer order for the replicated layers.
+  // loss_scale <= 0 means 1/n (the mean loss). A model without a loss layer (a backbone, see split_model)
+  // back-propagates the gradient the caller wrote into seed_gradient() instead. on_ready(segment) runs as soon as a
+  // layer's weight gradient is complete, in flat-buffer order for the replicated layers.
   void backward(const GradientReady& on_ready = {}, float loss_scale = 0.0f, const ModelParallelHooks* hooks = nullptr);
 
   // Flat buffers (device memory of the backend).
@@ -97,6 +111,10 @@ class Network {
   // Activations and their gradients of the last pass (full outputs, n × out elements).
   const float* output(int layer) const;
   const float* output_gradient(int layer) const;
+  float* input_buffer() const;          // options.batch × input elements
+  float* label_buffer() const;          // options.batch labels
+  float* seed_gradient() const;         // models without a loss layer: n × last layer's output elements
+  const float* input_gradient() const;  // with options.input_gradient: n × input elements
 
   std::vector<float> download_params() const;
   void upload_params(const std::vector<float>& host);

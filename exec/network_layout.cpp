@@ -5,6 +5,7 @@
 #include <random>
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 
 namespace scaletwin::exec::detail {
 namespace {
@@ -113,7 +114,7 @@ void init_params(const models::Model& model, const Layout& layout, uint64_t seed
     const int64_t outputs = g.out_shape.c;
     const int64_t row = g.weight_count / g.kernel_out.c;
     const int64_t first = g.sliced ? g.slice.begin : 0, last = g.sliced ? g.slice.end : outputs;
-    Rng rng(splitmix64(seed ^ static_cast<uint64_t>(i)));
+    Rng rng(splitmix64(seed ^ fnv1a64(layer.name)));  // by name: a split model draws the same values
     const bool conv = layer.kind == LayerKind::kConv;
     const double fan_in = static_cast<double>(row);
     const double std_dev = std::sqrt(2.0 / fan_in), bound = 1.0 / std::sqrt(fan_in);
@@ -127,3 +128,33 @@ void init_params(const models::Model& model, const Layout& layout, uint64_t seed
 }
 
 }  // namespace scaletwin::exec::detail
+
+namespace scaletwin::exec {
+
+SplitModel split_model(const models::Model& model, int first) {
+  const int count = static_cast<int>(model.layers.size());
+  ST_ASSERT(first >= 2 && first < count, "split point must leave layers on both sides");
+  SplitModel split;
+  split.backbone = model;
+  split.backbone.layers.resize(static_cast<size_t>(first));
+  split.head = model;
+  split.head.name = model.name + " head";
+  split.head.input = model.layers[first - 1].out;
+  split.head.layers.clear();
+  models::Layer input;
+  input.name = model.layers[first - 1].name;
+  input.kind = models::LayerKind::kInput;
+  input.out = split.head.input;
+  split.head.layers.push_back(input);
+  for (int i = first; i < count; ++i) {
+    models::Layer layer = model.layers[i];
+    for (int& in : layer.inputs) {
+      ST_ASSERT(in >= first - 1, "head layer " + layer.name + " reads the backbone beyond its last layer");
+      in -= first - 1;
+    }
+    split.head.layers.push_back(std::move(layer));
+  }
+  return split;
+}
+
+}  // namespace scaletwin::exec
