@@ -20,6 +20,12 @@
 // rank's slice (local slice given as N × (end − begin)); in backward the network takes the slice's columns of
 // the full output gradient itself, and after the slice's input gradient (a partial sum over this rank's neurons)
 // reduce_input_gradient must sum it over the group in place. Without hooks a slice must be the whole layer.
+// The hybrid scheme as plan::lower schedules it (model-parallel classifier on the global batch): split_model the
+// model before its first model-parallel fc; run the backbone Network on the local batch n, all-gather its output
+// into the head Network's input_buffer() (P·n rows) and the labels into label_buffer() or a host array, run the
+// head (NetworkOptions::input_gradient = true) with the hooks above on P·n samples, then reduce-scatter its
+// input_gradient() rows (the hook for the first fc may do exactly that), copy this rank's n rows into the
+// backbone's seed_gradient() and run the backbone's backward. tests/exec/test_network.cpp does this on 2 ranks.
 #pragma once
 
 #include <cstdint>
