@@ -121,9 +121,15 @@ Report predict(const plan::Scenario& scenario, const PredictOptions& options) {
     quiet.trace = false;
     base_images_per_sec = simulate_point_forked(scenario, 1, options.calibration, quiet).images_per_sec;
   }
+  // The largest one-node point, for multi-node speedups as papers report them (BSC: 16 nodes over one node).
+  const PointResult* one_node = nullptr;
+  for (const PointResult& p : report.predictions)
+    if (p.nodes == 1 && (one_node == nullptr || p.gpus > one_node->gpus)) one_node = &p;
+  const double node_images_per_sec = one_node != nullptr ? one_node->images_per_sec : 0.0;
   for (PointResult& p : report.predictions) {
     p.speedup = p.images_per_sec / base_images_per_sec;
     p.efficiency = p.speedup / p.gpus;
+    if (node_images_per_sec > 0.0 && p.nodes > 1) p.speedup_over_one_node = p.images_per_sec / node_images_per_sec;
   }
   return report;
 }

@@ -3,7 +3,8 @@
 // SimGrid's engine is one per process and its clock never resets, so every point runs in a forked child that
 // loads the model and cluster, lowers the plan, simulates it and pipes its PointResult back as JSON; errors travel
 // back the same way and are rethrown with their kind (InputError, InternalError). speedup and efficiency are
-// against the 1-GPU point of the same scenario (simulated as well when the sweep lacks it).
+// against the 1-GPU point of the same scenario (simulated as well when the sweep lacks it); points on several
+// nodes also get speedup_over_one_node, against the largest one-node point of the sweep.
 #pragma once
 
 #include <vector>

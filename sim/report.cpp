@@ -16,6 +16,7 @@ Json point_to_json(const PointResult& p, bool with_trace) {
             {"images_per_sec", p.images_per_sec},
             {"speedup", p.speedup},
             {"efficiency", p.efficiency},
+            {"speedup_over_one_node", p.speedup_over_one_node},
             {"compute_s", p.compute_s},
             {"exposed_comm_s", p.exposed_comm_s},
             {"sync", p.sync},
@@ -47,6 +48,7 @@ PointResult point_from_json(const Json& j) {
   p.images_per_sec = j.at("images_per_sec");
   p.speedup = j.at("speedup");
   p.efficiency = j.at("efficiency");
+  p.speedup_over_one_node = j.at("speedup_over_one_node");
   p.compute_s = j.at("compute_s");
   p.exposed_comm_s = j.at("exposed_comm_s");
   p.sync = j.at("sync");
@@ -77,12 +79,13 @@ Json report_to_json(const Report& r) {
 std::string report_table(const Report& r) {
   std::ostringstream out;
   out << fmt::format("scenario {}: {} on {}, {}\n", r.scenario, r.model, r.cluster, r.scheme);
-  out << fmt::format("{:>5} {:>5} {:>12} {:>12} {:>8} {:>7} {:>11} {:>12} {:>10}\n", "gpus", "nodes", "iteration",
-                     "images/s", "speedup", "effic.", "compute", "exposed comm", "staleness");
+  out << fmt::format("{:>5} {:>5} {:>12} {:>12} {:>8} {:>7} {:>9} {:>11} {:>12} {:>10}\n", "gpus", "nodes",
+                     "iteration", "images/s", "speedup", "effic.", "vs 1 node", "compute", "exposed comm", "staleness");
   for (const PointResult& p : r.predictions) {
     const std::string stale = p.sync == "sync" ? "-" : fmt::format("{:.2f}", p.staleness_mean);
-    out << fmt::format("{:>5} {:>5} {:>12} {:>12.1f} {:>8.2f} {:>6.1f}% {:>11} {:>12} {:>10}\n", p.gpus, p.nodes,
-                       format_seconds(p.iteration_s), p.images_per_sec, p.speedup, 100.0 * p.efficiency,
+    const std::string node = p.speedup_over_one_node > 0.0 ? fmt::format("{:.2f}", p.speedup_over_one_node) : "-";
+    out << fmt::format("{:>5} {:>5} {:>12} {:>12.1f} {:>8.2f} {:>6.1f}% {:>9} {:>11} {:>12} {:>10}\n", p.gpus,
+                       p.nodes, format_seconds(p.iteration_s), p.images_per_sec, p.speedup, 100.0 * p.efficiency, node,
                        format_seconds(p.compute_s), format_seconds(p.exposed_comm_s), stale);
   }
   if (!r.predictions.empty()) {

@@ -34,6 +34,7 @@ struct PointResult {
   double images_per_sec = 0.0;
   double speedup = 0.0;
   double efficiency = 0.0;
+  double speedup_over_one_node = 0.0;  // against the largest one-node point of the sweep (0 when it has none)
   double compute_s = 0.0;       // compute time per iteration of the critical worker
   double exposed_comm_s = 0.0;  // iteration_s not covered by the critical worker's compute
   std::string sync;             // "sync", "async", "mixed_async"
