@@ -109,7 +109,7 @@ Schedule make_collective(Collective kind, const std::string& algorithm, int rank
   const auto it = table.find(algorithm);
   if (it == table.end())
     throw InputError("", "--algo",
-                     fmt::format("a {} algorithm: one of {} (got \"{}\")", collective_name(kind),
+                     fmt::format("an algorithm for {}: one of {} (got \"{}\")", collective_name(kind),
                                  fmt::join(collective_algorithms(kind), ", "), algorithm));
   if (ranks < 1) throw InputError("", "--ranks", fmt::format("a positive rank count (got {})", ranks));
   if (elements < 0) throw InputError("", "--bytes", "a non-negative size");

@@ -65,6 +65,7 @@ OracleResult run_oracle(const Schedule& s, const CostModel& cost) {
   std::vector<std::vector<int>> pending(static_cast<size_t>(s.ranks));
   std::vector<std::vector<std::vector<int>>> dependents(static_cast<size_t>(s.ranks));
   std::vector<std::vector<char>> posted(static_cast<size_t>(s.ranks));
+  std::vector<std::vector<int>> level(static_cast<size_t>(s.ranks));  // deepest round among the deps
   out.step_end_s.resize(static_cast<size_t>(s.ranks));
   std::deque<Id> queue;
   size_t total = 0;
@@ -75,6 +76,7 @@ OracleResult run_oracle(const Schedule& s, const CostModel& cost) {
     pending[ri].assign(steps.size(), 0);
     dependents[ri].resize(steps.size());
     posted[ri].assign(steps.size(), 0);
+    level[ri].assign(steps.size(), 0);
     out.step_end_s[ri].assign(steps.size(), 0.0);
     total += steps.size();
     for (size_t i = 0; i < steps.size(); ++i) {
@@ -84,14 +86,16 @@ OracleResult run_oracle(const Schedule& s, const CostModel& cost) {
     }
   }
   size_t completed = 0;
-  const auto complete = [&](Id id, double end) {
+  const auto complete = [&](Id id, double end, int round) {
     const auto ri = static_cast<size_t>(id.rank);
+    out.rounds = std::max(out.rounds, round);
     out.step_end_s[ri][static_cast<size_t>(id.step)] = end;
     out.rank_end_s[ri] = std::max(out.rank_end_s[ri], end);
     out.time_s = std::max(out.time_s, end);
     ++completed;
     for (int d : dependents[ri][static_cast<size_t>(id.step)]) {
       ready[ri][static_cast<size_t>(d)] = std::max(ready[ri][static_cast<size_t>(d)], end);
+      level[ri][static_cast<size_t>(d)] = std::max(level[ri][static_cast<size_t>(d)], round);
       if (--pending[ri][static_cast<size_t>(d)] == 0) queue.push_back({id.rank, d});
     }
   };
@@ -102,7 +106,8 @@ OracleResult run_oracle(const Schedule& s, const CostModel& cost) {
     const double at = ready[static_cast<size_t>(id.rank)][static_cast<size_t>(id.step)];
     const double bytes = static_cast<double>(st.length * s.element_bytes);
     if (st.op == OpKind::kCopy) {
-      complete(id, at + per_rate(bytes, cost.copy_Bps(id.rank)));
+      const int round = level[static_cast<size_t>(id.rank)][static_cast<size_t>(id.step)];
+      complete(id, at + per_rate(bytes, cost.copy_Bps(id.rank)), round);
       continue;
     }
     posted[static_cast<size_t>(id.rank)][static_cast<size_t>(id.step)] = 1;
@@ -113,8 +118,10 @@ OracleResult run_oracle(const Schedule& s, const CostModel& cost) {
     const double start = std::max(at, ready[static_cast<size_t>(m.rank)][static_cast<size_t>(m.step)]);
     const double end = start + cost.latency_s(send.rank, recv.rank) +
                        per_rate(bytes, cost.bandwidth_Bps(send.rank, recv.rank));
-    complete(send, end);
-    complete(recv, recv_op == OpKind::kRecvReduce ? end + per_rate(bytes, cost.reduce_Bps(recv.rank)) : end);
+    const int round = 1 + std::max(level[static_cast<size_t>(id.rank)][static_cast<size_t>(id.step)],
+                                   level[static_cast<size_t>(m.rank)][static_cast<size_t>(m.step)]);
+    complete(send, end, round);
+    complete(recv, recv_op == OpKind::kRecvReduce ? end + per_rate(bytes, cost.reduce_Bps(recv.rank)) : end, round);
   }
   ST_ASSERT(completed == total, "oracle: the schedule deadlocks (verify the schedule first)");
   return out;

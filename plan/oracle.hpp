@@ -77,6 +77,7 @@ class ClusterCostModel : public CostModel {
 
 struct OracleResult {
   double time_s = 0.0;
+  int rounds = 0;                               // longest chain of transfers, as verify() counts it
   std::vector<double> rank_end_s;               // latest step end per rank
   std::vector<std::vector<double>> step_end_s;  // [rank][step]
 };
