@@ -3,6 +3,7 @@
 #include "sim/runner.hpp"
 
 #include <fmt/format.h>
+#include <simgrid/Exception.hpp>
 
 #include <algorithm>
 #include <array>
@@ -64,7 +65,7 @@ class Simulation {
 
  private:
   void run_endpoint(int e);
-  void run_iteration(int e, int it);
+  void run_iteration(int e, int it, IterationRecord& rec, bool record);
   void serve(int e);
   void drive(RankPart& part, InFlight& in_flight) const;
   StepCosts step_costs(int e) const;
@@ -86,8 +87,13 @@ class Simulation {
   std::vector<std::vector<IterationRecord>> records_;      // [endpoint][iteration]
   std::map<int, ServerQueue> queues_;
   long next_run_id_ = 0;
-  std::vector<int64_t> version_;                     // updates applied, per server endpoint
-  std::map<std::pair<int, int>, int64_t> pulled_;    // (server, worker) -> version the worker last pulled
+  int measuring_ = 0;     // async: workers that have not finished their measured iterations
+  int stop_after_ = -1;   // async: last iteration every worker runs, once known
+  int max_started_ = -1;  // async: highest iteration started by any worker
+  // Staleness: updates applied per (server, parameter slice = the layers a collective carries), and the version
+  // of that slice each on-demand collective (one worker's stream for one bucket) last pulled.
+  std::map<std::pair<int, std::vector<int>>, int64_t> version_;
+  std::map<std::pair<int, int>, int64_t> pulled_;  // (server, collective) -> version
   std::vector<double> staleness_;
   std::vector<TraceEvent> trace_;
 };
@@ -129,7 +135,7 @@ Simulation::Simulation(const plan::IterationPlan& plan, const topology::Cluster&
   }
   const int total = options.warmup + options.iterations;
   records_.assign(plan.endpoints.size(), std::vector<IterationRecord>(static_cast<size_t>(total)));
-  version_.assign(plan.endpoints.size(), 0);
+  for (const plan::Endpoint& ep : plan.endpoints) measuring_ += ep.kind == plan::EndpointKind::kWorker ? 1 : 0;
   next_run_id_ = static_cast<long>(total) * static_cast<long>(plan.collectives.size());
 }
 
@@ -150,12 +156,27 @@ void Simulation::drive(RankPart& part, InFlight& in_flight) const {
 
 void Simulation::run_endpoint(int e) {
   const int total = options_.warmup + options_.iterations;
-  for (int it = 0; it < total; ++it) run_iteration(e, it);
+  const bool keep_going = plan_.sync != plan::SyncKind::kSync &&
+                          plan_.endpoints[static_cast<size_t>(e)].kind == plan::EndpointKind::kWorker;
+  if (!keep_going) {
+    for (int it = 0; it < total; ++it) run_iteration(e, it, records_[static_cast<size_t>(e)][static_cast<size_t>(it)], true);
+    return;
+  }
+  // Asynchronous workers keep training (unrecorded) until the slowest has done its measured iterations, so it is
+  // measured under the same server and network load. When it is done, every worker stops after the highest
+  // iteration any worker has started: workers coupled by synchronous collectives (mixed_async inside a node)
+  // then run the same iterations and none waits for a partner that has left.
+  for (int it = 0; stop_after_ < 0 || it <= stop_after_; ++it) {
+    max_started_ = std::max(max_started_, it);
+    IterationRecord scratch;
+    const bool record = it < total;
+    run_iteration(e, it, record ? records_[static_cast<size_t>(e)][static_cast<size_t>(it)] : scratch, record);
+    if (it == total - 1 && --measuring_ == 0) stop_after_ = max_started_;
+  }
 }
 
-void Simulation::run_iteration(int e, int it) {
+void Simulation::run_iteration(int e, int it, IterationRecord& rec, bool record) {
   const auto& items = plan_.programs[static_cast<size_t>(e)].items;
-  IterationRecord& rec = records_[static_cast<size_t>(e)][static_cast<size_t>(it)];
   rec.start_s = sg4::Engine::get_clock();
   std::vector<int> remaining(items.size());
   std::vector<double> started(items.size(), 0.0);
@@ -175,7 +196,7 @@ void Simulation::run_iteration(int e, int it) {
     const plan::Item& item = items[static_cast<size_t>(i)];
     const plan::CollectiveInstance& ci = plan_.collectives[static_cast<size_t>(item.collective)];
     rec.collective_s[item.collective] += sg4::Engine::get_clock() - started[static_cast<size_t>(i)];
-    add_trace(e, ci.label, purpose_label(ci.purpose), started[static_cast<size_t>(i)]);
+    if (record) add_trace(e, ci.label, purpose_label(ci.purpose), started[static_cast<size_t>(i)]);
     parts.erase(i);
     finish_item(i);
   };
@@ -226,7 +247,7 @@ void Simulation::run_iteration(int e, int it) {
       compute_busy = false;
       const plan::ComputeOp& op = items[static_cast<size_t>(tag.owner)].compute;
       rec.phase_s[static_cast<size_t>(op.phase)] += sg4::Engine::get_clock() - started[static_cast<size_t>(tag.owner)];
-      add_trace(e, phase_label(op.phase), "compute", started[static_cast<size_t>(tag.owner)]);
+      if (record) add_trace(e, phase_label(op.phase), "compute", started[static_cast<size_t>(tag.owner)]);
       finish_item(tag.owner);
     } else {
       RankPart& part = *parts.at(tag.owner);
@@ -252,12 +273,14 @@ void Simulation::serve(int e) {
     if (ci.has_serve_compute) {
       const double t = model_.op_time_s(ci.serve_compute, processor_[static_cast<size_t>(e)]);
       sg4::this_actor::execute(t * kTicksPerSecond);
-      const auto key = std::make_pair(e, rq.initiator);
-      auto it = pulled_.find(key);
-      if (it != pulled_.end()) staleness_.push_back(static_cast<double>(version_[static_cast<size_t>(e)] - it->second));
-      ++version_[static_cast<size_t>(e)];
     }
-    pulled_[{e, rq.initiator}] = version_[static_cast<size_t>(e)];
+    int64_t& version = version_[{e, ci.layers}];
+    if (ci.has_serve_compute) {
+      auto it = pulled_.find({e, rq.collective});
+      if (it != pulled_.end()) staleness_.push_back(static_cast<double>(version - it->second));
+      ++version;
+    }
+    pulled_[{e, rq.collective}] = version;
     add_trace(e, ci.label + " (serve)", purpose_label(ci.purpose), start);
   }
 }
@@ -273,7 +296,11 @@ PointResult Simulation::run() {
     sg4::Actor::create(plan_.endpoints[static_cast<size_t>(e)].name + "-serve",
                        platform_->host(vertex_[static_cast<size_t>(e)]), [this, ei] {
                          sg4::Actor::self()->daemonize();
-                         serve(ei);
+                         try {
+                           serve(ei);
+                         } catch (const simgrid::Exception&) {
+                           // the client of a request was killed at the end of the simulation
+                         }
                        });
   }
   engine_->run();
