@@ -9,8 +9,9 @@
 // On-demand collectives (async parameter server, and between nodes for mixed_async) are started by their
 // initiator alone: it queues a request at every other participant, whose serving actor handles requests one at a
 // time in arrival order (its part of the schedule, then the instance's serve_compute, which applies the update).
-// Staleness of an update = the updates from other workers the server applied between the worker's previous pull
-// (the request that last served it) and the application of this push.
+// Staleness of an update = the updates to the same parameter slice (server, layers of the collective) that the
+// server applied between this stream's previous request (its last pull) and the application of this push.
+// Asynchronous workers keep training, unrecorded, until the slowest has finished its measured iterations.
 //
 // Timing (measured iterations only): sync: iteration_s = (latest end of the last iteration - latest end of the
 // last warm-up iteration) / iterations, images/s = global batch / iteration_s; async: each worker's own mean
