@@ -20,7 +20,10 @@ class DeviceBytes {
  public:
   DeviceBytes() = default;
   explicit DeviceBytes(int64_t bytes);
-  DeviceBytes(DeviceBytes&& o) noexcept : data_(o.data_), bytes_(o.bytes_) { o.data_ = nullptr, o.bytes_ = 0; }
+  DeviceBytes(DeviceBytes&& o) noexcept : data_(o.data_), bytes_(o.bytes_) {
+    o.data_ = nullptr;
+    o.bytes_ = 0;
+  }
   DeviceBytes& operator=(DeviceBytes&& o) noexcept;
   DeviceBytes(const DeviceBytes&) = delete;
   DeviceBytes& operator=(const DeviceBytes&) = delete;
