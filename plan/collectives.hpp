@@ -24,7 +24,7 @@ struct CollectiveOptions {
   std::string intra = "ring";   // hierarchical: reduce-scatter / all-gather algorithm inside a node; hybrid: its algorithm
   std::string inter = "ring";   // hierarchical: all-reduce algorithm between nodes
   int chunks = 0;               // double_binary_tree: pipeline chunks per tree (0 = automatic)
-  int servers = 1;              // parameter server: k shards
+  int servers = 1;              // parameter server: k shards ("ps_async" / "async" use one worker, whatever ranks)
   int root = 0;                 // reduce / broadcast
 };
 
