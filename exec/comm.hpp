@@ -50,7 +50,7 @@ class ScheduleRunner {
   // arrives, while it is still in cache); every rank must use the same value.
   explicit ScheduleRunner(MPI_Comm comm, std::vector<int> rank_map = {},
                           int64_t segment_bytes = kDefaultSegmentBytes);
-  static constexpr int64_t kDefaultSegmentBytes = 256 << 10;
+  static constexpr int64_t kDefaultSegmentBytes = 1 << 20;
   ~ScheduleRunner();
   ScheduleRunner(const ScheduleRunner&) = delete;
   ScheduleRunner& operator=(const ScheduleRunner&) = delete;
