@@ -14,9 +14,11 @@
 // backward pass (progress calls, not a progress thread: with one rank per core a polling thread would steal the
 // core from compute, and Open MPI's progress is not asynchronous anyway), then wait() before the update.
 //
-// start() is collective over the runner's communicator: every rank calls it for the same schedules in the same
-// order (ranks outside the schedule get a handle that is already done). The runner works on a duplicate of the
-// communicator, so its tags never meet other traffic. Not thread-safe: one thread drives a runner.
+// start() numbers the collectives of a runner, and the number is part of the tag: every rank of the rank map calls
+// start() for the same schedules in the same order (a rank outside a schedule gets a handle that is already done;
+// a rank outside the rank map may skip the calls, it never exchanges messages on this runner). The runner works on
+// a duplicate of the communicator (the constructor is collective over it), so its tags never meet other traffic.
+// Not thread-safe: one thread drives a runner.
 #pragma once
 
 #include <cstdint>
