@@ -65,7 +65,7 @@ class Simulation {
 
  private:
   void run_endpoint(int e);
-  void run_iteration(int e, int it, IterationRecord& rec, bool record);
+  void run_iteration(int e, IterationRecord& rec, bool record);
   void serve(int e);
   void drive(RankPart& part, InFlight& in_flight) const;
   StepCosts step_costs(int e) const;
@@ -136,7 +136,7 @@ Simulation::Simulation(const plan::IterationPlan& plan, const topology::Cluster&
   const int total = options.warmup + options.iterations;
   records_.assign(plan.endpoints.size(), std::vector<IterationRecord>(static_cast<size_t>(total)));
   for (const plan::Endpoint& ep : plan.endpoints) measuring_ += ep.kind == plan::EndpointKind::kWorker ? 1 : 0;
-  next_run_id_ = static_cast<long>(total) * static_cast<long>(plan.collectives.size());
+  next_run_id_ = static_cast<long>(plan.collectives.size());
 }
 
 StepCosts Simulation::step_costs(int e) const {
@@ -159,7 +159,7 @@ void Simulation::run_endpoint(int e) {
   const bool keep_going = plan_.sync != plan::SyncKind::kSync &&
                           plan_.endpoints[static_cast<size_t>(e)].kind == plan::EndpointKind::kWorker;
   if (!keep_going) {
-    for (int it = 0; it < total; ++it) run_iteration(e, it, records_[static_cast<size_t>(e)][static_cast<size_t>(it)], true);
+    for (int it = 0; it < total; ++it) run_iteration(e, records_[static_cast<size_t>(e)][static_cast<size_t>(it)], true);
     return;
   }
   // Asynchronous workers keep training (unrecorded) until the slowest has done its measured iterations, so it is
@@ -170,12 +170,12 @@ void Simulation::run_endpoint(int e) {
     max_started_ = std::max(max_started_, it);
     IterationRecord scratch;
     const bool record = it < total;
-    run_iteration(e, it, record ? records_[static_cast<size_t>(e)][static_cast<size_t>(it)] : scratch, record);
+    run_iteration(e, record ? records_[static_cast<size_t>(e)][static_cast<size_t>(it)] : scratch, record);
     if (it == total - 1 && --measuring_ == 0) stop_after_ = max_started_;
   }
 }
 
-void Simulation::run_iteration(int e, int it, IterationRecord& rec, bool record) {
+void Simulation::run_iteration(int e, IterationRecord& rec, bool record) {
   const auto& items = plan_.programs[static_cast<size_t>(e)].items;
   rec.start_s = sg4::Engine::get_clock();
   std::vector<int> remaining(items.size());
@@ -208,7 +208,10 @@ void Simulation::run_iteration(int e, int it, IterationRecord& rec, bool record)
       return;
     }
     const plan::CollectiveInstance& ci = plan_.collectives.at(static_cast<size_t>(item.collective));
-    long run_id = static_cast<long>(it) * static_cast<long>(plan_.collectives.size()) + item.collective;
+    // A synchronous collective reuses its mailboxes every iteration: each carries one message per iteration, and
+    // a rank posts iteration i+1's message only after iteration i's was matched, so FIFO order keeps them apart.
+    // On-demand requests get fresh mailboxes (a server may still be finishing one when the next arrives).
+    long run_id = item.collective;
     if (ci.on_demand) {
       ST_ASSERT(item.rank_in_collective == 0, "on-demand collective " + ci.label + " started by a non-initiator");
       run_id = next_run_id_++;
