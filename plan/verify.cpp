@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <deque>
-#include <map>
 #include <memory>
 #include <stdexcept>
 
@@ -93,50 +92,78 @@ struct Piece {
   CountsPtr value;
 };
 
+// Sorted segment starts in one vector (binary search over contiguous memory), values beside them.
 class Buffer {
  public:
-  explicit Buffer(int64_t size) : size_(size) { segments_[0] = {size, nullptr}; }
+  explicit Buffer(int64_t size) : size_(size), starts_{0}, values_{nullptr} {}
 
   std::vector<Piece> read(int64_t off, int64_t len) const {
     std::vector<Piece> out;
-    auto it = std::prev(segments_.upper_bound(off));
-    for (; it != segments_.end() && it->first < off + len; ++it) {
-      const int64_t b = std::max(it->first, off), e = std::min(it->second.end, off + len);
-      out.push_back({b - off, e - off, it->second.value});
+    for (size_t i = find(off); i < starts_.size() && starts_[i] < off + len; ++i) {
+      const int64_t b = std::max(starts_[i], off), e = std::min(end(i), off + len);
+      out.push_back({b - off, e - off, values_[i]});
     }
     return out;
   }
 
   void write(int64_t off, const std::vector<Piece>& pieces) {
+    const int64_t stop = off + pieces.back().end;
     split(off);
-    split(off + pieces.back().end);
-    segments_.erase(segments_.find(off), segments_.lower_bound(off + pieces.back().end));
-    for (const Piece& p : pieces) segments_[off + p.begin] = {off + p.end, p.value};
+    split(stop);
+    const size_t first = find(off), last = stop >= size_ ? starts_.size() : find(stop);
+    if (last - first == pieces.size()) {
+      for (size_t k = 0; k < pieces.size(); ++k) {
+        starts_[first + k] = off + pieces[k].begin;
+        values_[first + k] = pieces[k].value;
+      }
+    } else {
+      starts_.erase(starts_.begin() + static_cast<std::ptrdiff_t>(first), starts_.begin() + static_cast<std::ptrdiff_t>(last));
+      values_.erase(values_.begin() + static_cast<std::ptrdiff_t>(first), values_.begin() + static_cast<std::ptrdiff_t>(last));
+      std::vector<int64_t> starts;
+      std::vector<CountsPtr> values;
+      for (const Piece& p : pieces) {
+        starts.push_back(off + p.begin);
+        values.push_back(p.value);
+      }
+      starts_.insert(starts_.begin() + static_cast<std::ptrdiff_t>(first), starts.begin(), starts.end());
+      values_.insert(values_.begin() + static_cast<std::ptrdiff_t>(first), values.begin(), values.end());
+    }
+    // Coalesce equal neighbours (all-gathers fill the buffer with equal counts): keeps the buffers small.
+    merge_at(stop);
+    for (size_t k = pieces.size(); k-- > 0;) merge_at(off + pieces[k].begin);
   }
 
   void reduce(int64_t off, const std::vector<Piece>& pieces) {
     for (const Piece& p : pieces) {
       split(off + p.begin);
       split(off + p.end);
-      for (auto it = segments_.find(off + p.begin); it != segments_.end() && it->first < off + p.end; ++it)
-        it->second.value = add(it->second.value, p.value);
+      for (size_t i = find(off + p.begin); i < starts_.size() && starts_[i] < off + p.end; ++i)
+        values_[i] = add(values_[i], p.value);
     }
   }
 
  private:
+  size_t find(int64_t x) const {
+    return static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), x) - starts_.begin()) - 1;
+  }
+  int64_t end(size_t i) const { return i + 1 < starts_.size() ? starts_[i + 1] : size_; }
   void split(int64_t x) {
     if (x >= size_) return;
-    auto it = std::prev(segments_.upper_bound(x));
-    if (it->first == x) return;
-    segments_[x] = it->second;
-    it->second.end = x;
+    const size_t i = find(x);
+    if (starts_[i] == x) return;
+    starts_.insert(starts_.begin() + static_cast<std::ptrdiff_t>(i + 1), x);
+    values_.insert(values_.begin() + static_cast<std::ptrdiff_t>(i + 1), values_[i]);
   }
-  struct Segment {
-    int64_t end;
-    CountsPtr value;
-  };
+  void merge_at(int64_t x) {
+    if (x <= 0 || x >= size_) return;
+    const size_t i = find(x);
+    if (starts_[i] != x || !same(values_[i - 1], values_[i])) return;
+    starts_.erase(starts_.begin() + static_cast<std::ptrdiff_t>(i));
+    values_.erase(values_.begin() + static_cast<std::ptrdiff_t>(i));
+  }
   int64_t size_;
-  std::map<int64_t, Segment> segments_;
+  std::vector<int64_t> starts_;
+  std::vector<CountsPtr> values_;
 };
 
 class VerifyError : public std::runtime_error {
@@ -161,10 +188,7 @@ class Verifier {
   }
 
  private:
-  const Step& step(int32_t g) const {
-    return s_.programs[static_cast<size_t>(rank_of_[static_cast<size_t>(g)])]
-        .steps[static_cast<size_t>(g - base_[static_cast<size_t>(rank_of_[static_cast<size_t>(g)])])];
-  }
+  const Step& step(int32_t g) const { return *step_of_[static_cast<size_t>(g)]; }
   std::string where(int32_t g) const {
     const Step& st = step(g);
     const int r = rank_of_[static_cast<size_t>(g)];
@@ -189,6 +213,7 @@ class Verifier {
   int64_t total_ = 0;
   std::vector<int64_t> base_;
   std::vector<int> rank_of_;
+  std::vector<const Step*> step_of_;
   std::vector<int32_t> match_;
   std::vector<Buffer> buffers_;
   int rounds_ = 0;
@@ -249,9 +274,13 @@ void Verifier::index_steps() {
     n += static_cast<int64_t>(s_.programs[static_cast<size_t>(r)].steps.size());
   }
   if (n >= (int64_t{1} << 31)) fail("too many steps");
-  rank_of_.resize(static_cast<size_t>(n));
+  rank_of_.reserve(static_cast<size_t>(n));
+  step_of_.reserve(static_cast<size_t>(n));
   for (int r = 0; r < s_.ranks; ++r)
-    std::fill_n(rank_of_.begin() + base_[static_cast<size_t>(r)], s_.programs[static_cast<size_t>(r)].steps.size(), r);
+    for (const Step& st : s_.programs[static_cast<size_t>(r)].steps) {
+      rank_of_.push_back(r);
+      step_of_.push_back(&st);
+    }
 }
 
 void Verifier::match() {
