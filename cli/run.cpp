@@ -1,12 +1,151 @@
-// scaletwin run: placeholder until the subcommand lands (replaced by its owner).
+// scaletwin run: executes a scenario for real, one MPI rank per plan endpoint (workers, then parameter servers).
+//
+//   mpirun -np P scaletwin run SCENARIO [--iterations N | --epochs E] [--device cpu|cuda] [--json FILE]
+//                                       [--threads T]
+//   scaletwin run SCENARIO --np P ...   launches the mpirun line above itself, with P GPUs plus the scheme's servers
+//
+// P is the GPU count (workers); a parameter-server scheme adds its servers as extra ranks. Rank 0 prints the plan
+// hash (the simulator prints the same for the same scenario and GPU count) and writes the measurements file
+// (--json FILE, '-' for standard output; by default scaletwin-run-ID.json in the current directory, printed).
+// Any rank that fails prints its rank and host and takes the job down (MPI_Abort): exit 3 for a system error.
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+
 #include "cli/command.hpp"
 #include "core/error.hpp"
+#include "core/files.hpp"
+#include "exec/cuda_backend.hpp"
+#include "exec/trainer.hpp"
+#include "plan/scenario.hpp"
 
 namespace scaletwin::cli {
 
+namespace {
+
+struct RunArgs {
+  std::string scenario;
+  int64_t iterations = 0;
+  int64_t epochs = 0;
+  std::string device = "cpu";
+  int np = 0;
+  std::string json;
+  int threads = 0;
+};
+
+std::vector<std::string> rank_arguments(const RunArgs& a) {
+  std::vector<std::string> args{"run", a.scenario, "--device", a.device};
+  if (a.iterations > 0) args.insert(args.end(), {"--iterations", std::to_string(a.iterations)});
+  if (a.epochs > 0) args.insert(args.end(), {"--epochs", std::to_string(a.epochs)});
+  if (!a.json.empty()) args.insert(args.end(), {"--json", a.json});
+  if (a.threads > 0) args.insert(args.end(), {"--threads", std::to_string(a.threads)});
+  return args;
+}
+
+// Runs `mpirun -np P+servers THIS_PROGRAM run ...` and returns its exit code.
+int launch_mpirun(const RunArgs& a, const plan::Scenario& scenario) {
+  const int ranks = a.np + exec::servers_of(scenario);
+  std::vector<std::string> args{"mpirun"};
+  if (geteuid() == 0) args.emplace_back("--allow-run-as-root");
+  args.insert(args.end(), {"--oversubscribe", "-np", std::to_string(ranks)});
+  args.push_back(std::filesystem::read_symlink("/proc/self/exe").string());
+  for (auto& s : rank_arguments(a)) args.push_back(std::move(s));
+  std::cerr << "scaletwin run: launching";
+  for (const auto& s : args) std::cerr << ' ' << s;
+  std::cerr << "\n";
+  std::vector<char*> argv;
+  for (auto& s : args) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  std::cout.flush();
+  const pid_t pid = fork();
+  if (pid < 0) throw SystemError("run --np: fork failed");
+  if (pid == 0) {
+    execvp(argv[0], argv.data());
+    std::perror("scaletwin run: cannot execute mpirun");
+    _exit(kExitSystem);
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0) throw SystemError("run --np: waitpid failed");
+  return WIFEXITED(status) ? WEXITSTATUS(status) : kExitSystem;
+}
+
+void print_summary(const exec::TrainResult& r) {
+  const Json& run = r.run;
+  fmt::print("{}: {} images/s after {} warm-up iterations ({} iterations, {:.1f} s)\n", run["id"].get<std::string>(),
+             fmt::format("{:.1f}", run["images_per_sec"].get<double>()), run["warmup_iterations"].get<int64_t>(),
+             run["iterations"].get<int64_t>(), run["wall_s"].get<double>());
+  const Json& ph = run["phases_per_iteration_s"];
+  fmt::print("per iteration: compute {:.4f} s, exposed communication {:.4f} s, data {:.4f} s\n",
+             ph["compute"].get<double>(), ph["exposed_comm"].get<double>(), ph["data"].get<double>());
+  auto num = [](const Json& v) { return v.is_null() ? std::string("-") : fmt::format("{:.4f}", v.get<double>()); };
+  for (const Json& e : run["epochs"])
+    fmt::print("epoch {}: train loss {}, train accuracy {}, test accuracy {}\n", e["epoch"].get<int>(),
+               num(e["train_loss"]), num(e["train_accuracy"]), num(e["test_accuracy"]));
+  if (run.contains("staleness"))
+    fmt::print("staleness: {} pushes, mean {:.2f}, max {}\n", r.staleness.pushes, r.staleness.mean, r.staleness.max);
+}
+
+int run_ranks(const RunArgs& a, const plan::Scenario& scenario) {
+  exec::TrainOptions options;
+  options.iterations = a.iterations;
+  options.epochs = a.epochs;
+  options.device = a.device;
+  options.threads = a.threads;
+  options.on_start = [&](const plan::IterationPlan& plan, int64_t iterations) {
+    fmt::print("scaletwin run: {} on {} workers + {} servers, {} iterations, plan hash {}\n", scenario.name,
+               plan.workers, plan.endpoints.size() - static_cast<size_t>(plan.workers), iterations, hex64(plan.hash()));
+    std::fflush(stdout);
+  };
+  const exec::TrainResult result = exec::train(scenario, options, MPI_COMM_WORLD);
+  if (result.rank != 0) return kExitOk;
+  const Json document = exec::measurements_document(result.run);
+  std::string path = a.json;
+  if (path.empty()) path = fmt::format("scaletwin-run-{}.json", result.run["id"].get<std::string>());
+  write_json_output(path, document);
+  if (path != "-") {
+    print_summary(result);
+    fmt::print("measurements written to {}\n", path);
+  }
+  return kExitOk;
+}
+
+int run_run(const RunArgs& a) {
+  if (a.device != "cpu" && a.device != "cuda")
+    throw InputError("", "--device", fmt::format("cpu or cuda (got \"{}\")", a.device));
+  const plan::Scenario scenario = plan::load_scenario(a.scenario);
+  if (a.device == "cuda") {
+    std::string why;
+    if (!exec::cuda_device_available(&why)) throw SystemError(fmt::format("no CUDA device was found ({})", why));
+  }
+  if (a.np > 0) return launch_mpirun(a, scenario);
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) MPI_Init(nullptr, nullptr);
+  const int rc = exec::run_or_abort(MPI_COMM_WORLD, [&] { return run_ranks(a, scenario); });
+  MPI_Finalize();
+  return rc;
+}
+
+}  // namespace
+
 void add_run_command(CLI::App& root, Action& action) {
-  auto* sub = root.add_subcommand("run", "not implemented yet");
-  sub->callback([&action] { action = []() -> int { throw InternalError("run: not implemented yet"); }; });
+  auto args = std::make_shared<RunArgs>();
+  auto* sub = root.add_subcommand("run", "execute the scenario for real, one MPI rank per device (mpirun -np P)");
+  sub->add_option("scenario", args->scenario, "scenario file")->required();
+  auto* it = sub->add_option("--iterations", args->iterations, "train N iterations (default: the scenario's)")
+                 ->check(CLI::PositiveNumber);
+  auto* ep = sub->add_option("--epochs", args->epochs, "train E epochs (default: the scenario's)")->check(CLI::PositiveNumber);
+  it->excludes(ep);
+  sub->add_option("--device", args->device, "cpu or cuda (default cpu)");
+  sub->add_option("--np", args->np, "launch mpirun with P GPUs (plus the scheme's server ranks)")
+      ->check(CLI::Range(1, 1 << 16));
+  sub->add_option("--json", args->json, "write the measurements file to FILE ('-' = standard output)");
+  sub->add_option("--threads", args->threads, "compute threads per rank (default: cores / ranks on the node)")
+      ->check(CLI::PositiveNumber);
+  sub->callback([&action, args] { action = [args] { return run_run(*args); }; });
 }
 
 }  // namespace scaletwin::cli

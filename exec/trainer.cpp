@@ -1,0 +1,247 @@
+// train(): lowers the scenario for the job's ranks, sets up the backend, the runners and the data, runs every
+// rank's endpoint (trainer_worker.cpp, trainer_server.cpp) and gathers the figures into a measurements run record
+// (trainer_report.cpp).
+#include "exec/trainer.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "exec/cpu/cpu_backend.hpp"
+#include "exec/cuda_backend.hpp"
+#include "exec/trainer_internal.hpp"
+
+namespace scaletwin::exec {
+
+int servers_of(const plan::Scenario& scenario) {
+  const bool ps = scenario.scheme.kind == plan::SchemeKind::kPs ||
+                  (scenario.scheme.kind == plan::SchemeKind::kHybrid &&
+                   scenario.scheme.data_parallel == plan::SchemeKind::kPs);
+  return ps ? scenario.scheme.ps.servers : 0;
+}
+
+int workers_for_ranks(const plan::Scenario& scenario, int ranks) {
+  const int workers = ranks - servers_of(scenario);
+  if (workers < 1)
+    throw InputError(scenario.file, "/scheme/servers",
+                     fmt::format("fewer parameter servers than MPI ranks ({} ranks, {} servers: no worker left)", ranks,
+                                 servers_of(scenario)));
+  return workers;
+}
+
+Json measurements_document(const Json& run) {
+  return Json{{"format", "scaletwin-measurements/1"}, {"runs", Json::array({run})}};
+}
+
+namespace detail {
+
+models::Model data_parallel_model(const Context& ctx) {
+  return ctx.mp_first >= 0 ? split_model(ctx.model, ctx.mp_first).backbone : ctx.model;
+}
+
+std::vector<BucketSlice> bucket_slices(const plan::IterationPlan& plan, const Network& net) {
+  std::vector<BucketSlice> out(plan.collectives.size());
+  for (size_t c = 0; c < plan.collectives.size(); ++c) {
+    const auto& col = plan.collectives[c];
+    if (col.purpose == plan::CollectivePurpose::kActivationGather ||
+        col.purpose == plan::CollectivePurpose::kGradientScatter)
+      continue;
+    std::vector<const ParamSegment*> segments;
+    for (int l : col.layers) {
+      const ParamSegment* s = net.segment_of(l);
+      ST_ASSERT(s != nullptr && !s->model_parallel, fmt::format("'{}' carries layer {}, which has no replicated "
+                                                                "parameters in the network", col.label, l));
+      segments.push_back(s);
+    }
+    std::sort(segments.begin(), segments.end(), [](auto* a, auto* b) { return a->offset < b->offset; });
+    BucketSlice& slice = out[c];
+    slice.offset = segments.front()->offset;
+    for (const ParamSegment* s : segments) {
+      ST_ASSERT(s->offset == slice.offset + slice.length,
+                fmt::format("'{}': its layers are not contiguous in the gradient buffer", col.label));
+      slice.length += s->length;
+    }
+    const int64_t elements = plan.schedules.at(static_cast<size_t>(col.schedule)).elements;
+    ST_ASSERT(slice.length == elements, fmt::format("'{}': {} parameters in the network, {} in the schedule", col.label,
+                                                    slice.length, elements));
+  }
+  return out;
+}
+
+TrainingData load_training_data(const Context& ctx) {
+  const plan::Training& t = ctx.scenario.training;
+  TrainingData data;
+  if (t.data == "synthetic") {
+    const int64_t count = ctx.options.synthetic_samples > 0 ? ctx.options.synthetic_samples : 64 * ctx.plan.global_batch;
+    data.train = make_synthetic(ctx.model.input, ctx.model.classes, count, t.seed);
+    return data;
+  }
+  std::string dataset = t.dataset;
+  const models::Shape in = ctx.model.input;
+  if (dataset.empty()) dataset = in.c == 1 && in.h == 28 && in.w == 28 ? "fashion-mnist" : in.c == 3 && in.h == 32 ? "cifar10" : "";
+  if (dataset.empty())
+    throw InputError(ctx.scenario.file, "/training/dataset",
+                     fmt::format("a dataset for real data (no built-in dataset has {}×{}×{} inputs)", in.c, in.h, in.w));
+  const bool fashion = dataset == "fashion-mnist";
+  const std::string dir = !t.dataset_path.empty() ? t.dataset_path
+                          : fashion              ? std::string(kFashionMnistDir)
+                                                 : std::string("/usr/share/datasets/cifar10");
+  data.train = fashion ? load_fashion_mnist(dir, Split::kTrain) : load_cifar10(dir, Split::kTrain);
+  data.test = fashion ? load_fashion_mnist(dir, Split::kTest) : load_cifar10(dir, Split::kTest);
+  data.has_test = true;
+  if (!(data.train.shape == in) || data.train.classes != ctx.model.classes)
+    throw InputError(ctx.scenario.file, "/training/dataset",
+                     fmt::format("a dataset that fits the model's {}×{}×{} input and {} classes ({} is {}×{}×{}, {} classes)",
+                                 in.c, in.h, in.w, ctx.model.classes, dataset, data.train.shape.c, data.train.shape.h,
+                                 data.train.shape.w, data.train.classes));
+  return data;
+}
+
+Json make_report(const Context& ctx, const std::string& backend_name, const std::vector<RankFigures>& figures,
+                 const std::vector<std::string>& hosts, const std::vector<EpochStats>& epochs, const Staleness& staleness,
+                 double wall_s);
+
+}  // namespace detail
+
+namespace {
+
+int default_threads(MPI_Comm comm) {
+  MPI_Comm node;
+  ST_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  int on_node = 1;
+  ST_MPI_CHECK(MPI_Comm_size(node, &on_node));
+  MPI_Comm_free(&node);
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, cores / on_node);
+}
+
+std::unique_ptr<Backend> make_backend(const TrainOptions& options, int threads) {
+  if (options.device == "cuda") {
+    std::string why;
+    if (!cuda_device_available(&why)) throw SystemError(fmt::format("no CUDA device was found ({})", why));
+    throw SystemError("run --device cuda: the MPI training driver exchanges host buffers and does not drive the "
+                      "CUDA backend yet; use --device cpu");
+  }
+  if (options.device != "cpu")
+    throw InputError("", "--device", fmt::format("cpu or cuda (got \"{}\")", options.device));
+  return std::make_unique<CpuBackend>(threads);
+}
+
+int64_t total_iterations(const detail::Context& ctx) {
+  const auto& t = ctx.scenario.training;
+  if (ctx.options.epochs > 0) return ctx.options.epochs * ctx.iterations_per_epoch;
+  if (ctx.options.iterations > 0) return ctx.options.iterations;
+  if (t.epochs > 0) return t.epochs * ctx.iterations_per_epoch;
+  return t.iterations;
+}
+
+}  // namespace
+
+TrainResult train(const plan::Scenario& scenario, const TrainOptions& options, MPI_Comm comm) {
+  const double start = detail::now_s();
+  detail::Context ctx(scenario, options);
+  ctx.model = plan::load_scenario_model(scenario);
+  ctx.comm = comm;
+  ST_MPI_CHECK(MPI_Comm_rank(comm, &ctx.rank));
+  ST_MPI_CHECK(MPI_Comm_size(comm, &ctx.ranks));
+  const int workers = workers_for_ranks(scenario, ctx.ranks);
+  ctx.plan = plan::lower(scenario, ctx.model, plan::load_scenario_cluster(scenario, workers), workers);
+  ST_ASSERT(static_cast<int>(ctx.plan.endpoints.size()) == ctx.ranks,
+            fmt::format("the plan has {} endpoints for {} ranks", ctx.plan.endpoints.size(), ctx.ranks));
+  for (const auto& c : ctx.plan.collectives)
+    if (c.purpose == plan::CollectivePurpose::kActivationGather)
+      for (int l : c.layers)
+        if (ctx.model.layers.at(static_cast<size_t>(l)).kind == models::LayerKind::kFullyConnected) ctx.mp_layers.push_back(l);
+  std::sort(ctx.mp_layers.begin(), ctx.mp_layers.end());
+  if (!ctx.mp_layers.empty()) ctx.mp_first = ctx.mp_layers.front();
+
+  TrainResult result;
+  result.plan_hash = hex64(ctx.plan.hash());
+  result.rank = ctx.rank;
+  result.worker = ctx.plan.endpoints[static_cast<size_t>(ctx.rank)].kind == plan::EndpointKind::kWorker;
+  MPI_Comm split = MPI_COMM_NULL;
+  ST_MPI_CHECK(MPI_Comm_split(comm, result.worker ? 0 : 1, ctx.rank, &split));
+  ctx.workers_comm = result.worker ? split : MPI_COMM_NULL;
+
+  const int threads = options.threads > 0 ? options.threads : default_threads(comm);
+  std::unique_ptr<Backend> backend = make_backend(options, threads);
+  ctx.backend = backend.get();
+  detail::RunnerSet runners(ctx.plan, comm);
+  ctx.runners = &runners;
+
+  detail::TrainingData data;
+  if (result.worker) data = detail::load_training_data(ctx);
+  int64_t samples = data.train.count();
+  ST_MPI_CHECK(MPI_Bcast(&samples, 1, MPI_INT64_T, 0, comm));
+  ctx.samples_per_epoch = samples;
+  ctx.iterations_per_epoch = samples / ctx.plan.global_batch;
+  if (ctx.iterations_per_epoch < 1)
+    throw InputError(scenario.file, "/batch_per_gpu",
+                     fmt::format("a global batch no larger than the training set ({} > {} samples)",
+                                 ctx.plan.global_batch, samples));
+  ctx.iterations = total_iterations(ctx);
+  if (ctx.iterations < 1) throw InputError(scenario.file, "/training/iterations", "at least one iteration");
+  ctx.warmup = std::min(scenario.training.warmup_iterations, ctx.iterations - 1);
+
+  std::vector<int> talkers;
+  for (const auto& c : ctx.plan.collectives)
+    if (c.on_demand && std::find(talkers.begin(), talkers.end(), c.participants[0]) == talkers.end())
+      talkers.push_back(c.participants[0]);
+  ctx.update_batch = talkers.empty() ? ctx.plan.global_batch : ctx.plan.global_batch / static_cast<int64_t>(talkers.size());
+  ctx.lr.base_lr = scenario.training.learning_rate;
+  ctx.lr.reference_batch = scenario.training.lr_reference_batch;
+  ctx.lr.global_batch = ctx.update_batch;
+  ctx.lr.warmup_steps = warmup_steps_for(static_cast<double>(scenario.training.lr_warmup_epochs), samples, ctx.update_batch);
+
+  if (ctx.rank == 0 && options.on_start) options.on_start(ctx.plan, ctx.iterations);
+  detail::RankFigures mine;
+  std::vector<detail::EpochStats> epochs;
+  if (result.worker) {
+    detail::WorkerOutcome outcome = detail::run_worker(ctx, data);
+    mine = outcome.figures;
+    epochs = std::move(outcome.epochs);
+    result.weights = std::move(outcome.weights);
+  } else {
+    mine = detail::run_server(ctx);
+  }
+
+  // Staleness over the servers, every epoch's loss and accuracy over the workers, each rank's figures on rank 0.
+  double sums[2] = {mine.pushes, mine.staleness_sum}, totals[2] = {0, 0}, worst = 0;
+  ST_MPI_CHECK(MPI_Allreduce(sums, totals, 2, MPI_DOUBLE, MPI_SUM, comm));
+  ST_MPI_CHECK(MPI_Allreduce(&mine.staleness_max, &worst, 1, MPI_DOUBLE, MPI_MAX, comm));
+  result.staleness = {static_cast<int64_t>(totals[0]), totals[0] > 0 ? totals[1] / totals[0] : 0.0,
+                      static_cast<int64_t>(worst)};
+  if (result.worker) {
+    std::vector<detail::EpochStats> sum(epochs.size());
+    const int count = static_cast<int>(epochs.size() * sizeof(detail::EpochStats) / sizeof(double));
+    ST_MPI_CHECK(MPI_Allreduce(epochs.data(), sum.data(), count, MPI_DOUBLE, MPI_SUM, ctx.workers_comm));
+    epochs = std::move(sum);
+  }
+  const int per_rank = static_cast<int>(sizeof(detail::RankFigures) / sizeof(double));
+  std::vector<detail::RankFigures> figures(static_cast<size_t>(ctx.ranks));
+  ST_MPI_CHECK(MPI_Gather(&mine, per_rank, MPI_DOUBLE, figures.data(), per_rank, MPI_DOUBLE, 0, comm));
+  char host[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  ST_MPI_CHECK(MPI_Get_processor_name(host, &length));
+  std::vector<char> hosts_flat(static_cast<size_t>(ctx.ranks) * MPI_MAX_PROCESSOR_NAME);
+  ST_MPI_CHECK(MPI_Gather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, hosts_flat.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm));
+  std::vector<std::string> hosts;
+  for (int r = 0; r < ctx.ranks; ++r) hosts.emplace_back(hosts_flat.data() + static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME);
+
+  if (!epochs.empty()) {
+    const auto& last = epochs.back();
+    result.final_train_loss = last.samples > 0 ? last.loss_sum / last.samples : 0.0;
+    result.final_test_accuracy = last.test_samples > 0 ? last.test_correct / last.test_samples : -1.0;
+  }
+  if (ctx.rank == 0)
+    result.run = detail::make_report(ctx, backend->name(), figures, hosts, epochs, result.staleness,
+                                     detail::now_s() - start);
+  ST_MPI_CHECK(MPI_Bcast(&result.final_test_accuracy, 1, MPI_DOUBLE, 0, comm));
+  if (split != MPI_COMM_NULL) MPI_Comm_free(&split);
+  return result;
+}
+
+}  // namespace scaletwin::exec

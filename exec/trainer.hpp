@@ -1,0 +1,74 @@
+// The training driver: one MPI rank per endpoint of the IterationPlan runs that endpoint's program for real.
+//
+// train() lowers the scenario for the communicator's size (workers = ranks − parameter servers), so that rank r is
+// plan.endpoints[r] (workers first, then servers), and executes every endpoint's program item by item: a worker's
+// compute items are Network forward / backward / optimizer work, its communication items are the plan's
+// CollectiveInstances, run by ScheduleRunner (exec/comm.hpp) on slices of the flat parameter and gradient
+// buffers, started as soon as the plan's deps are met (a gradient bucket right after its last layer's weight
+// gradient, while the rest of the backward pass runs). Servers apply SGD to their shard of each bucket between the
+// push and the pull; on-demand collectives (async, and between node leaders and servers for mixed_async) are
+// requested by their initiator and served in arrival order. The hybrid scheme runs the backbone data-parallel and
+// the model-parallel classifier on the global batch through the plan's all-gather and reduce-scatter schedules.
+//
+// Data: epoch e is a permutation of the training set drawn from (seed, e); iteration i of the epoch takes the
+// global batch at positions [i·G, (i+1)·G) and worker w the w-th of its P equal parts, so that the same seed
+// gives the same global batches for any worker count (1 rank with batch G sees exactly what P ranks with G / P
+// see together; in deterministic CPU mode the weights then agree up to float reassociation).
+//
+// The result is a run record of the measurements format (../shared/spec.md) with images/s after warm-up,
+// per-phase times, loss and accuracy per epoch, test accuracy, per-rank figures, staleness and the plan hash.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/json_reader.hpp"
+#include "exec/mpi_check.hpp"
+#include "plan/iteration_plan.hpp"
+#include "plan/scenario.hpp"
+
+namespace scaletwin::exec {
+
+struct TrainOptions {
+  int64_t iterations = 0;          // > 0: train this many iterations (overrides the scenario)
+  int64_t epochs = 0;              // > 0: train this many epochs (overrides the scenario and iterations)
+  std::string device = "cpu";      // cpu | cuda
+  int threads = 0;                 // compute threads per rank; 0: the node's cores / ranks on the node
+  bool keep_weights = false;       // return the final full weights of the model on every worker (tests)
+  int64_t synthetic_samples = 0;   // synthetic data: training-set size (0: 64 global batches)
+  bool evaluate = true;            // test accuracy after each epoch and at the end (real data only)
+  // Called on rank 0 once the plan is lowered, before training (the CLI prints the plan hash there).
+  std::function<void(const plan::IterationPlan& plan, int64_t iterations)> on_start;
+};
+
+struct Staleness {
+  int64_t pushes = 0;        // on-demand pushes served
+  double mean = 0.0;         // updates applied by the server between a talker's pull and its next push
+  int64_t max = 0;
+};
+
+struct TrainResult {
+  std::string plan_hash;                     // hex64(plan.hash()), as the simulator prints it
+  int rank = 0;
+  bool worker = true;
+  Json run;                                  // the measurements run record (complete on rank 0)
+  double final_test_accuracy = -1.0;         // -1: no test set (synthetic data) or not evaluated
+  double final_train_loss = 0.0;
+  Staleness staleness;                       // async / mixed_async (every rank gets the job's figures)
+  std::vector<std::vector<float>> weights;   // keep_weights, workers: per model layer, the whole layer's params
+};
+
+// Workers and server endpoints of a scenario on `ranks` MPI ranks: the GPU count is ranks minus the servers of
+// a parameter-server scheme. InputError when ranks leave no worker.
+int workers_for_ranks(const plan::Scenario& scenario, int ranks);
+int servers_of(const plan::Scenario& scenario);
+
+// Trains on every rank of comm (collective). Exceptions propagate: wrap the call in run_or_abort.
+TrainResult train(const plan::Scenario& scenario, const TrainOptions& options, MPI_Comm comm);
+
+// {"format": "scaletwin-measurements/1", "runs": [run]}
+Json measurements_document(const Json& run);
+
+}  // namespace scaletwin::exec

@@ -1,0 +1,94 @@
+// Internal to exec/trainer*.cpp: what the worker and server loops share (the job context, the layout of the
+// plan's buckets in the flat buffers, the figures each rank reports).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "exec/backend.hpp"
+#include "exec/data.hpp"
+#include "exec/network.hpp"
+#include "exec/optimizer.hpp"
+#include "exec/trainer.hpp"
+#include "exec/trainer_engine.hpp"
+
+namespace scaletwin::exec::detail {
+
+struct Context {
+  Context(const plan::Scenario& s, const TrainOptions& o) : scenario(s), options(o) {}
+  const plan::Scenario& scenario;
+  const TrainOptions& options;
+  models::Model model;
+  plan::IterationPlan plan;
+  MPI_Comm comm = MPI_COMM_NULL;          // the job
+  MPI_Comm workers_comm = MPI_COMM_NULL;  // workers only (MPI_COMM_NULL on servers)
+  int rank = 0;
+  int ranks = 1;
+  int64_t iterations = 0;
+  int64_t iterations_per_epoch = 1;
+  int64_t samples_per_epoch = 0;
+  int64_t warmup = 0;                     // iterations excluded from images/s
+  int mp_first = -1;                      // first model-parallel layer when the plan splits the model, else -1
+  std::vector<int> mp_layers;             // model-parallel fc layers (model numbering)
+  Backend* backend = nullptr;
+  RunnerSet* runners = nullptr;
+
+  // Samples whose gradient one update applies: the global batch for sync plans; for on-demand pushes, the
+  // batch of one talker (a worker, or a node's workers when gradients are aggregated inside the node).
+  int64_t update_batch = 0;
+  LrSchedule lr;  // for update_batch
+};
+
+// Offsets of the plan's collectives in the flat buffers of the (data-parallel) network: a bucket's layers are one
+// contiguous slice of params()/grads(). Checked against the schedule's element count.
+struct BucketSlice {
+  int64_t offset = -1;
+  int64_t length = 0;
+};
+std::vector<BucketSlice> bucket_slices(const plan::IterationPlan& plan, const Network& net);
+
+// The data-parallel network of an endpoint: the backbone before the model-parallel classifier, or the whole model.
+models::Model data_parallel_model(const Context& ctx);
+
+struct EpochStats {
+  double loss_sum = 0.0;
+  double correct = 0.0;
+  double samples = 0.0;
+  double test_correct = 0.0;
+  double test_samples = 0.0;
+};
+
+struct RankFigures {
+  double compute_s = 0.0;       // compute (everything but data and waiting for communication)
+  double exposed_comm_s = 0.0;  // blocked on communication
+  double data_s = 0.0;          // batch assembly
+  double wall_s = 0.0;
+  double iterations = 0.0;
+  double images = 0.0;
+  double images_after_warmup = 0.0;
+  double seconds_after_warmup = 0.0;
+  double pushes = 0.0;          // servers: on-demand pushes served
+  double staleness_sum = 0.0;
+  double staleness_max = 0.0;
+};
+
+struct WorkerOutcome {
+  RankFigures figures;
+  std::vector<EpochStats> epochs;           // this worker's own share (summed over workers by the caller)
+  std::vector<std::vector<float>> weights;  // keep_weights: per model layer
+  bool counts_training_stats = true;        // false for hybrid workers other than 0 (they see the same batch)
+};
+
+struct TrainingData {
+  Dataset train, test;
+  bool has_test = false;
+};
+// Real data (Fashion-MNIST or CIFAR-10, by the scenario or the model's input) or the synthetic set.
+TrainingData load_training_data(const Context& ctx);
+
+WorkerOutcome run_worker(Context& ctx, const TrainingData& data);
+RankFigures run_server(Context& ctx);
+
+}  // namespace scaletwin::exec::detail

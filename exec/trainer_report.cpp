@@ -1,0 +1,110 @@
+// The run record of `scaletwin run`: the measurements format of the spec (id, source, cluster, nodes,
+// gpus_per_node, model, batch_per_gpu, data, scheme, images_per_sec) plus what the run knows besides: the plan hash,
+// per-phase times, loss and accuracy per epoch, the test accuracy, staleness (async) and per-rank figures.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/files.hpp"
+#include "exec/trainer_internal.hpp"
+
+namespace scaletwin::exec::detail {
+
+namespace {
+
+Json or_null(double value, bool valid) { return valid ? Json(value) : Json(nullptr); }
+
+Json epochs_json(const Context& ctx, const std::vector<EpochStats>& epochs) {
+  Json out = Json::array();
+  for (size_t e = 0; e < epochs.size(); ++e) {
+    const EpochStats& s = epochs[e];
+    const double iterations_done =
+        std::min<double>(static_cast<double>(ctx.iterations_per_epoch),
+                         static_cast<double>(ctx.iterations) - static_cast<double>(e * ctx.iterations_per_epoch));
+    out.push_back({{"epoch", e + 1},
+                   {"fraction", iterations_done / static_cast<double>(ctx.iterations_per_epoch)},
+                   {"train_loss", or_null(s.loss_sum / std::max(1.0, s.samples), s.samples > 0)},
+                   {"train_accuracy", or_null(s.correct / std::max(1.0, s.samples), s.samples > 0)},
+                   {"test_accuracy", or_null(s.test_correct / std::max(1.0, s.test_samples), s.test_samples > 0)}});
+  }
+  return out;
+}
+
+}  // namespace
+
+Json make_report(const Context& ctx, const std::string& backend_name, const std::vector<RankFigures>& figures,
+                 const std::vector<std::string>& hosts, const std::vector<EpochStats>& epochs, const Staleness& staleness,
+                 double wall_s) {
+  const auto& plan = ctx.plan;
+  const auto& s = ctx.scenario;
+  int worker_nodes = 0, on_first_node = 0;
+  double images = 0, seconds = 0, compute = 0, comm = 0, data = 0, iterations = 0;
+  Json ranks = Json::array();
+  for (size_t r = 0; r < figures.size(); ++r) {
+    const auto& e = plan.endpoints[r];
+    const RankFigures& f = figures[r];
+    const bool worker = e.kind == plan::EndpointKind::kWorker;
+    if (worker) {
+      worker_nodes = std::max(worker_nodes, e.node + 1);
+      on_first_node += e.node == 0 ? 1 : 0;
+      images += f.images_after_warmup;
+      seconds = std::max(seconds, f.seconds_after_warmup);
+      compute += f.compute_s;
+      comm += f.exposed_comm_s;
+      data += f.data_s;
+      iterations += f.iterations;
+    }
+    Json rank = {{"rank", r}, {"endpoint", e.name}, {"kind", worker ? "worker" : "server"}, {"host", hosts.at(r)},
+                 {"node", e.node}, {"compute_s", f.compute_s}, {"exposed_comm_s", f.exposed_comm_s},
+                 {"wall_s", f.wall_s}};
+    if (worker) {
+      rank["iterations"] = f.iterations;
+      rank["data_s"] = f.data_s;
+      rank["images_per_sec"] = f.seconds_after_warmup > 0 ? f.images_after_warmup / f.seconds_after_warmup : 0.0;
+    } else if (plan.sync != plan::SyncKind::kSync) {
+      rank["pushes_served"] = f.pushes;
+      rank["staleness_mean"] = f.pushes > 0 ? f.staleness_sum / f.pushes : 0.0;
+      rank["staleness_max"] = f.staleness_max;
+    }
+    ranks.push_back(std::move(rank));
+  }
+  const double per = std::max(1.0, iterations);
+  const int servers = static_cast<int>(plan.endpoints.size()) - plan.workers;
+  Json run = {
+      {"id", fmt::format("{}-{}gpu{}", s.name.empty() ? ctx.model.name : s.name, plan.workers,
+                         servers > 0 ? fmt::format("-{}ps", servers) : "")},
+      {"source", fmt::format("scaletwin run on {} ({} MPI ranks, {})", hosts.at(0), plan.endpoints.size(), backend_name)},
+      {"cluster", s.cluster},
+      {"nodes", worker_nodes},
+      {"gpus_per_node", on_first_node},
+      {"model", s.model},
+      {"batch_per_gpu", s.batch_per_gpu},
+      {"data", s.training.data},
+      {"scheme", s.scheme.to_json()},
+      {"images_per_sec", seconds > 0 ? images / seconds : 0.0},
+      {"gpus", plan.workers},
+      {"servers", servers},
+      {"device", ctx.options.device},
+      {"backend", backend_name},
+      {"plan_hash", hex64(plan.hash())},
+      {"global_batch", plan.global_batch},
+      {"iterations", ctx.iterations},
+      {"warmup_iterations", ctx.warmup},
+      {"iterations_per_epoch", ctx.iterations_per_epoch},
+      {"wall_s", wall_s},
+      {"phases_per_iteration_s",
+       {{"compute", compute / per}, {"exposed_comm", comm / per}, {"data", data / per}}},
+      {"epochs", epochs_json(ctx, epochs)},
+  };
+  const EpochStats* last = epochs.empty() ? nullptr : &epochs.back();
+  run["train_loss"] = or_null(last ? last->loss_sum / std::max(1.0, last->samples) : 0.0, last && last->samples > 0);
+  run["test_accuracy"] =
+      or_null(last ? last->test_correct / std::max(1.0, last->test_samples) : 0.0, last && last->test_samples > 0);
+  if (plan.sync != plan::SyncKind::kSync)
+    run["staleness"] = {{"pushes", staleness.pushes}, {"mean", staleness.mean}, {"max", staleness.max}};
+  run["ranks"] = std::move(ranks);
+  return run;
+}
+
+}  // namespace scaletwin::exec::detail

@@ -1,0 +1,163 @@
+// A parameter-server endpoint of the training driver. The server holds a copy of the data-parallel parameters
+// (built from the same seed as the workers' replicas) and momentum, and owns, in every bucket, the slice that the
+// push schedule reduces onto it (Schedule::slice_offset of its rank).
+//   sync:      runs its program every iteration: push (the workers' gradients summed into its slice), SGD on the
+//              slice (the kServerUpdate item), pull (its slice sent back to the workers).
+//   on demand: (async; mixed_async between node leaders and servers) waits for requests, in arrival order
+//              (MPI_ANY_SOURCE on the request tag; the payload names the collective), runs that collective's
+//              schedule with its initiator, and after a push applies SGD to its slice at once. Staleness: for each
+//              push, the updates this server applied to the bucket since that initiator's last pull of it.
+// It stops when every initiator has sent its stop request (on demand) or after the iterations (sync).
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+#include "core/error.hpp"
+#include "exec/trainer_internal.hpp"
+
+namespace scaletwin::exec::detail {
+
+namespace {
+
+bool is_push(const plan::Schedule& s) { return s.initial.at(0) == plan::InitialData::kOwn; }
+
+class Server {
+ public:
+  explicit Server(Context& ctx) : ctx_(ctx), engine_(ctx.plan, ctx.rank, *ctx.runners) {
+    NetworkOptions options;
+    options.batch = 1;
+    options.seed = ctx.scenario.training.seed;
+    net_ = std::make_unique<Network>(*ctx.backend, data_parallel_model(ctx), options);
+    slices_ = bucket_slices(ctx.plan, *net_);
+    const auto& training = ctx.scenario.training;
+    sgd_ = std::make_unique<Sgd>(*ctx.backend, net_->param_count(), static_cast<float>(training.momentum),
+                                 static_cast<float>(training.weight_decay));
+    engine_.set_buffers([this](int item) {
+      const auto& it = engine_.program().items.at(static_cast<size_t>(item));
+      return buffer(it.collective);
+    });
+    engine_.set_before_start([this](int item) {
+      const auto& it = engine_.program().items.at(static_cast<size_t>(item));
+      clear_push_buffer(it.collective);
+    });
+  }
+
+  RankFigures run() {
+    const double start = now_s();
+    if (ctx_.plan.sync == plan::SyncKind::kSync) {
+      for (int64_t step = 0; step < ctx_.iterations; ++step) run_iteration(step);
+    } else {
+      serve_on_demand();
+    }
+    fig_.wall_s = now_s() - start;
+    fig_.exposed_comm_s += engine_.wait_s();
+    return fig_;
+  }
+
+ private:
+  float* buffer(int collective) {
+    const auto& c = ctx_.plan.collectives.at(static_cast<size_t>(collective));
+    const auto& s = ctx_.plan.schedules.at(static_cast<size_t>(c.schedule));
+    const int64_t offset = slices_.at(static_cast<size_t>(collective)).offset;
+    return (is_push(s) ? net_->grads() : net_->params()) + offset;
+  }
+
+  void clear_push_buffer(int collective) {
+    const auto& c = ctx_.plan.collectives.at(static_cast<size_t>(collective));
+    const auto& s = ctx_.plan.schedules.at(static_cast<size_t>(c.schedule));
+    if (is_push(s)) ctx_.backend->fill(buffer(collective), 0.0f, s.elements);
+  }
+
+  // SGD on this server's slice of the bucket that `collective` pushed.
+  void apply_update(int collective, int64_t step) {
+    const double t0 = now_s();
+    const auto& c = ctx_.plan.collectives.at(static_cast<size_t>(collective));
+    const auto& s = ctx_.plan.schedules.at(static_cast<size_t>(c.schedule));
+    int rank = -1;
+    for (size_t r = 0; r < c.participants.size(); ++r)
+      if (c.participants[r] == ctx_.rank) rank = static_cast<int>(r);
+    ST_ASSERT(rank >= 0, "a server updates a bucket it does not serve");
+    const int64_t offset = slices_.at(static_cast<size_t>(collective)).offset + s.slice_offset.at(static_cast<size_t>(rank));
+    const int64_t length = s.slice_length.at(static_cast<size_t>(rank));
+    if (length > 0)
+      sgd_->step(net_->params(), net_->grads(), static_cast<float>(ctx_.lr.lr(step)), offset, length);
+    fig_.compute_s += now_s() - t0;
+  }
+
+  void run_iteration(int64_t step) {
+    engine_.begin_iteration();
+    const auto& items = engine_.program().items;
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (items[i].kind != plan::Item::Kind::kCompute) continue;
+      int pushed = -1;
+      for (int d : items[i].deps) {
+        if (items[static_cast<size_t>(d)].kind != plan::Item::Kind::kComm) continue;
+        engine_.wait_for(d);
+        pushed = items[static_cast<size_t>(d)].collective;
+      }
+      ST_ASSERT(pushed >= 0, "a server update without its push");
+      apply_update(pushed, step);
+      engine_.complete(static_cast<int>(i));
+      engine_.pump();
+    }
+    engine_.wait_all_comm();
+    fig_.iterations += 1;
+  }
+
+  void serve_on_demand() {
+    std::set<int> initiators;
+    for (const auto& c : ctx_.plan.collectives)
+      if (c.on_demand)
+        for (size_t p = 1; p < c.participants.size(); ++p)
+          if (c.participants[p] == ctx_.rank) initiators.insert(c.participants[0]);
+    std::map<int64_t, int64_t> version;                      // bucket offset → updates applied
+    std::map<std::pair<int, int64_t>, int64_t> last_pulled;  // (initiator, bucket offset) → version pulled
+    size_t stops = 0;
+    while (stops < initiators.size()) {
+      int collective = 0;
+      MPI_Status status;
+      ST_MPI_CHECK(MPI_Recv(&collective, 1, MPI_INT, MPI_ANY_SOURCE, kRequestTag, ctx_.runners->request_comm(), &status));
+      if (collective == kStopRequest) {
+        ++stops;
+        continue;
+      }
+      const auto& c = ctx_.plan.collectives.at(static_cast<size_t>(collective));
+      const auto& s = ctx_.plan.schedules.at(static_cast<size_t>(c.schedule));
+      ST_ASSERT(c.on_demand && c.participants.at(0) == status.MPI_SOURCE, "a request for a collective it cannot be");
+      clear_push_buffer(collective);
+      ScheduleRunner& runner = ctx_.runners->of_collective(collective);
+      const double t0 = now_s();
+      runner.wait(runner.start(s, buffer(collective), ElementType::kFloat32));
+      fig_.exposed_comm_s += now_s() - t0;
+      const int64_t bucket = slices_.at(static_cast<size_t>(collective)).offset;
+      const auto key = std::make_pair(status.MPI_SOURCE, bucket);
+      if (is_push(s)) {
+        const int64_t stale = version[bucket] - (last_pulled.count(key) ? last_pulled[key] : 0);
+        fig_.pushes += 1;
+        fig_.staleness_sum += static_cast<double>(stale);
+        fig_.staleness_max = std::max(fig_.staleness_max, static_cast<double>(stale));
+        if (c.has_serve_compute) apply_update(collective, version[bucket]);
+        ++version[bucket];
+      } else {
+        last_pulled[key] = version[bucket];
+      }
+    }
+  }
+
+  Context& ctx_;
+  ItemEngine engine_;
+  std::unique_ptr<Network> net_;
+  std::unique_ptr<Sgd> sgd_;
+  std::vector<BucketSlice> slices_;
+  RankFigures fig_;
+};
+
+}  // namespace
+
+RankFigures run_server(Context& ctx) {
+  Server server(ctx);
+  return server.run();
+}
+
+}  // namespace scaletwin::exec::detail

@@ -1,0 +1,183 @@
+// A worker endpoint of the training driver: forward and backward on its part of each global batch, the plan's
+// gradient collectives started from the gradient-ready callback (overlapped with the rest of backward), then the
+// optimizer update or, with parameter servers, the pulled weights. The hybrid scheme's model-parallel classifier
+// is in trainer_hybrid.cpp; evaluation and the full weights in trainer_eval.cpp.
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "exec/trainer_worker.hpp"
+
+namespace scaletwin::exec::detail {
+
+using plan::CollectivePurpose;
+
+Worker::Worker(Context& ctx, const TrainingData& data)
+    : ctx_(ctx), data_(data), engine_(ctx.plan, ctx.rank, *ctx.runners) {
+  const auto& endpoint = ctx.plan.endpoints.at(static_cast<size_t>(ctx.rank));
+  w_ = endpoint.worker_index;
+  P_ = ctx.plan.workers;
+  b_ = ctx.plan.batch_per_worker;
+  G_ = ctx.plan.global_batch;
+  split_ = ctx.mp_first >= 0;
+  for (const auto& c : ctx.plan.collectives) ps_ = ps_ || c.purpose == CollectivePurpose::kPsPushPull;
+  counts_stats_ = !split_ || w_ == 0;
+
+  NetworkOptions options;
+  options.batch = b_;
+  options.seed = ctx.scenario.training.seed;
+  options.dropout_seed = splitmix64(ctx.scenario.training.seed * 1000003ull + static_cast<uint64_t>(w_) + 1);
+  main_ = std::make_unique<Network>(*ctx.backend, data_parallel_model(ctx), options);
+  if (split_) make_head();
+  slices_ = bucket_slices(ctx.plan, *main_);
+  find_local_update_ranges();
+  const auto& training = ctx.scenario.training;
+  sgd_main_ = std::make_unique<Sgd>(*ctx.backend, main_->param_count(), static_cast<float>(training.momentum),
+                                    static_cast<float>(training.weight_decay));
+  if (ps_) {
+    shadow_ = ctx.backend->alloc(main_->replicated_param_count());
+    ctx.backend->copy(shadow_.data(), main_->params(), main_->replicated_param_count());
+  }
+  const auto& items = engine_.program().items;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].kind != plan::Item::Kind::kCompute) continue;
+    if (items[i].compute.phase == plan::Phase::kUpdate) update_item_ = static_cast<int>(i);
+    else backward_end_ = static_cast<int>(i);
+  }
+  engine_.set_buffers([this](int item) { return buffer_of(item); });
+  const int64_t input = ctx.model.input.elements();
+  images_.resize(static_cast<size_t>(b_ * input));
+  labels_.resize(static_cast<size_t>(b_));
+  global_labels_.resize(static_cast<size_t>(G_));
+  loss_scale_ = 1.0f / static_cast<float>(ctx.update_batch);
+}
+
+Worker::~Worker() = default;
+
+void Worker::find_local_update_ranges() {
+  // The worker applies SGD to every segment that no parameter server updates for it.
+  std::vector<bool> by_server(ctx_.model.layers.size(), false);
+  for (const auto& c : ctx_.plan.collectives)
+    if (c.purpose == CollectivePurpose::kPsPushPull)
+      for (int l : c.layers) by_server.at(static_cast<size_t>(l)) = true;
+  for (const ParamSegment& s : main_->segments()) {
+    if (by_server[static_cast<size_t>(s.layer)]) continue;
+    if (!local_ranges_.empty() && local_ranges_.back().offset + local_ranges_.back().length == s.offset)
+      local_ranges_.back().length += s.length;
+    else
+      local_ranges_.push_back({s.offset, s.length});
+  }
+}
+
+float* Worker::buffer_of(int item) {
+  const plan::Item& it = engine_.program().items.at(static_cast<size_t>(item));
+  const auto& c = ctx_.plan.collectives.at(static_cast<size_t>(it.collective));
+  const auto& s = ctx_.plan.schedules.at(static_cast<size_t>(c.schedule));
+  const BucketSlice& slice = slices_.at(static_cast<size_t>(it.collective));
+  switch (c.purpose) {
+    case CollectivePurpose::kGradients:
+      return main_->grads() + slice.offset;
+    case CollectivePurpose::kPsPushPull:
+      return s.initial.at(static_cast<size_t>(it.rank_in_collective)) == plan::InitialData::kOwn
+                 ? main_->grads() + slice.offset
+                 : shadow_.data() + slice.offset;
+    case CollectivePurpose::kLocalAggregation:
+      return s.collective == plan::Collective::kReduce ? main_->grads() + slice.offset : shadow_.data() + slice.offset;
+    case CollectivePurpose::kActivationGather:
+    case CollectivePurpose::kGradientScatter:
+      return hybrid_buffer_;
+  }
+  return nullptr;
+}
+
+void Worker::on_gradient_ready(int model_layer) {
+  const int item = engine_.compute_item(plan::Phase::kBackwardWeight, model_layer);
+  if (item >= 0) engine_.complete_compute_through(item);
+  engine_.pump();
+}
+
+void Worker::load_batch(const std::vector<int64_t>& permutation, int64_t index_in_epoch) {
+  const int64_t first = index_in_epoch * G_;
+  gather_batch(data_.train, permutation.data() + first + w_ * b_, b_, images_.data(), labels_.data());
+  if (split_)
+    for (int64_t s = 0; s < G_; ++s)
+      global_labels_[static_cast<size_t>(s)] = data_.train.labels[static_cast<size_t>(permutation[static_cast<size_t>(first + s)])];
+}
+
+LossStats Worker::iteration(int64_t step, const std::vector<int64_t>& permutation, int64_t index_in_epoch) {
+  const double t0 = now_s();
+  const double wait0 = engine_.wait_s();
+  load_batch(permutation, index_in_epoch);
+  const double t_data = now_s();
+  engine_.begin_iteration();
+  LossStats stats;
+  if (split_) {
+    stats = hybrid_pass();
+  } else {
+    stats = main_->forward(images_.data(), labels_.data(), b_, true);
+    main_->backward([this](const ParamSegment& s) { on_gradient_ready(s.layer); }, loss_scale_);
+  }
+  if (backward_end_ >= 0) engine_.complete_compute_through(backward_end_);
+  engine_.pump();
+  engine_.wait_all_comm();  // the update depends on every collective of the iteration
+  update(step);
+  if (update_item_ >= 0) engine_.complete(update_item_);
+  const double t1 = now_s();
+  fig_.data_s += t_data - t0;
+  fig_.exposed_comm_s += engine_.wait_s() - wait0;
+  fig_.compute_s += (t1 - t_data) - (engine_.wait_s() - wait0);
+  fig_.iterations += 1;
+  fig_.images += static_cast<double>(b_);
+  return stats;
+}
+
+void Worker::update(int64_t step) {
+  const float lr = static_cast<float>(ctx_.lr.lr(step));
+  for (const BucketSlice& r : local_ranges_) sgd_main_->step(main_->params(), main_->grads(), lr, r.offset, r.length);
+  if (ps_) ctx_.backend->copy(main_->params(), shadow_.data(), main_->replicated_param_count());
+  if (split_) sgd_head_->step(head_->params(), head_->grads(), lr);
+}
+
+WorkerOutcome Worker::run() {
+  WorkerOutcome out;
+  const int64_t per_epoch = ctx_.iterations_per_epoch;
+  const int64_t epochs = (ctx_.iterations + per_epoch - 1) / per_epoch;
+  out.epochs.resize(static_cast<size_t>(std::max<int64_t>(epochs, 1)));
+  std::vector<int64_t> permutation;
+  const double start = now_s();
+  double warm_start = start, eval_s = 0.0, eval_after_warmup_s = 0.0;
+  for (int64_t step = 0; step < ctx_.iterations; ++step) {
+    const int64_t epoch = step / per_epoch, index = step % per_epoch;
+    if (index == 0) permutation = epoch_permutation(data_.train.count(), ctx_.scenario.training.seed, epoch);
+    const LossStats stats = iteration(step, permutation, index);
+    EpochStats& e = out.epochs[static_cast<size_t>(epoch)];
+    if (counts_stats_) {
+      e.loss_sum += stats.loss_sum;
+      e.correct += static_cast<double>(stats.correct);
+      e.samples += static_cast<double>(stats.samples);
+    }
+    if (step + 1 == ctx_.warmup) warm_start = now_s();
+    const bool epoch_end = index + 1 == per_epoch || step + 1 == ctx_.iterations;
+    if (epoch_end && ctx_.options.evaluate && data_.has_test) {
+      const double t = now_s();
+      evaluate(e);
+      eval_s += now_s() - t;
+      if (step + 1 > ctx_.warmup) eval_after_warmup_s += now_s() - t;
+    }
+  }
+  const double end = now_s();
+  fig_.wall_s = end - start - eval_s;
+  const int64_t measured = ctx_.iterations > ctx_.warmup ? ctx_.iterations - ctx_.warmup : ctx_.iterations;
+  fig_.images_after_warmup = static_cast<double>(measured * b_);
+  fig_.seconds_after_warmup = (ctx_.iterations > ctx_.warmup ? end - warm_start : end - start) - eval_after_warmup_s;
+  out.figures = fig_;
+  out.counts_training_stats = counts_stats_;
+  if (ctx_.options.keep_weights) out.weights = full_weights();
+  return out;
+}
+
+WorkerOutcome run_worker(Context& ctx, const TrainingData& data) {
+  Worker worker(ctx, data);
+  return worker.run();
+}
+
+}  // namespace scaletwin::exec::detail

@@ -1,0 +1,57 @@
+// Internal to exec/trainer*.cpp: the worker endpoint (trainer_worker.cpp; the hybrid's model-parallel head in
+// trainer_hybrid.cpp; evaluation and the full weights in trainer_eval.cpp).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "exec/trainer_internal.hpp"
+
+namespace scaletwin::exec::detail {
+
+class Worker {
+ public:
+  Worker(Context& ctx, const TrainingData& data);
+  ~Worker();
+  WorkerOutcome run();
+
+ private:
+  // trainer_worker.cpp
+  void find_local_update_ranges();
+  float* buffer_of(int item);
+  void on_gradient_ready(int model_layer);
+  void load_batch(const std::vector<int64_t>& permutation, int64_t index_in_epoch);
+  LossStats iteration(int64_t step, const std::vector<int64_t>& permutation, int64_t index_in_epoch);
+  void update(int64_t step);
+  // trainer_hybrid.cpp
+  void make_head();
+  LossStats hybrid_pass();
+  void gather_output(int head_layer, const float* slice_output, float* full_output, int64_t n);
+  void reduce_input_gradient(int head_layer, float* input_gradient, int64_t n);
+  int64_t slice_begin(int64_t features, int rank) const { return plan::part_offset(features, P_, rank); }
+  // trainer_eval.cpp
+  void evaluate(EpochStats& stats);
+  std::vector<std::vector<float>> full_weights();
+
+  Context& ctx_;
+  const TrainingData& data_;
+  ItemEngine engine_;
+  int w_ = 0, P_ = 1;
+  int64_t b_ = 0, G_ = 0;
+  bool split_ = false, ps_ = false, counts_stats_ = true;
+  std::unique_ptr<Network> main_, head_, eval_;
+  std::unique_ptr<Sgd> sgd_main_, sgd_head_;
+  Buffer shadow_, mp_scratch_;
+  std::vector<BucketSlice> slices_;        // per collective
+  std::vector<BucketSlice> local_ranges_;  // main_ ranges this worker updates itself
+  std::map<int, int> gather_of_, scatter_of_;  // model layer → its all-gather / reduce-scatter collective
+  ModelParallelHooks hooks_;
+  float* hybrid_buffer_ = nullptr;
+  int backward_end_ = -1, update_item_ = -1;
+  std::vector<float> images_, labels_, global_labels_;
+  float loss_scale_ = 1.0f;
+  RankFigures fig_;
+};
+
+}  // namespace scaletwin::exec::detail
