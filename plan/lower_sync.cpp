@@ -105,7 +105,7 @@ SyncResult lower_ps(Lowering& l) {
         group.push_back(l.worker_endpoints[static_cast<size_t>(w)]);
         deps.push_back(bucket_ready(l, bucket, w));
       }
-      const int sched = l.builder.schedule(fmt::format("reduce/{}/{}", count, n), [&] { return reduce_schedule(count, n); });
+      const int sched = l.builder.schedule(fmt::format("reduce/{}/{}", count, n), [&, count = count] { return reduce_schedule(count, n); });
       const auto items = add_collective(l, sched, group, CollectivePurpose::kLocalAggregation,
                                         fmt::format("bucket {} node {} reduce", k, node), bucket, deps);
       for (int i = 0; i < count; ++i) reduce_items[static_cast<size_t>(first + i)] = items[static_cast<size_t>(i)];
@@ -170,7 +170,7 @@ SyncResult lower_ps(Lowering& l) {
       }
       ++talker;
       const int sched =
-          l.builder.schedule(fmt::format("broadcast/{}/{}", count, n), [&] { return broadcast_schedule(count, n); });
+          l.builder.schedule(fmt::format("broadcast/{}/{}", count, n), [&, count = count] { return broadcast_schedule(count, n); });
       const auto items = add_collective(l, sched, group, CollectivePurpose::kLocalAggregation,
                                         fmt::format("bucket {} node {} broadcast", k, node), bucket, deps);
       for (int i = 0; i < count; ++i) out.update_deps[static_cast<size_t>(first + i)].push_back(items[static_cast<size_t>(i)]);
