@@ -154,6 +154,29 @@ std::vector<int> model_parallel_layers(const Scenario& scenario, const models::M
 
 }  // namespace detail
 
+const char* phase_name(Phase p) {
+  switch (p) {
+    case Phase::kData: return "data";
+    case Phase::kForward: return "forward";
+    case Phase::kBackwardInput: return "backward_input";
+    case Phase::kBackwardWeight: return "backward_weight";
+    case Phase::kUpdate: return "update";
+    case Phase::kServerUpdate: return "server_update";
+  }
+  return "?";
+}
+
+const char* collective_purpose_name(CollectivePurpose p) {
+  switch (p) {
+    case CollectivePurpose::kGradients: return "gradients";
+    case CollectivePurpose::kPsPushPull: return "ps_push_pull";
+    case CollectivePurpose::kActivationGather: return "activation_gather";
+    case CollectivePurpose::kGradientScatter: return "gradient_scatter";
+    case CollectivePurpose::kLocalAggregation: return "local_aggregation";
+  }
+  return "?";
+}
+
 uint64_t IterationPlan::hash() const {
   // Fed piece by piece: a plan of thousands of ranks has millions of schedule steps.
   uint64_t h = fnv1a64(fmt::format("{}|{}|{}|{}|{}|", static_cast<int>(sync), workers, nodes, batch_per_worker,

@@ -25,19 +25,6 @@ namespace {
 
 constexpr int kPhases = 6;
 
-// Local copies of plan::phase_name / plan::collective_purpose_name (same strings) so the simulator does not
-// depend on where plan/ defines them.
-const char* phase_label(plan::Phase p) {
-  static const char* const kNames[] = {"data", "forward", "backward_input", "backward_weight", "update", "server_update"};
-  return kNames[static_cast<int>(p)];
-}
-
-const char* purpose_label(plan::CollectivePurpose p) {
-  static const char* const kNames[] = {"gradients", "ps_push_pull", "activation_gather", "gradient_scatter",
-                                       "local_aggregation"};
-  return kNames[static_cast<int>(p)];
-}
-
 struct IterationRecord {
   double start_s = 0.0;
   double end_s = -1.0;
@@ -196,7 +183,7 @@ void Simulation::run_iteration(int e, IterationRecord& rec, bool record) {
     const plan::Item& item = items[static_cast<size_t>(i)];
     const plan::CollectiveInstance& ci = plan_.collectives[static_cast<size_t>(item.collective)];
     rec.collective_s[item.collective] += sg4::Engine::get_clock() - started[static_cast<size_t>(i)];
-    if (record) add_trace(e, ci.label, purpose_label(ci.purpose), started[static_cast<size_t>(i)]);
+    if (record) add_trace(e, ci.label, plan::collective_purpose_name(ci.purpose), started[static_cast<size_t>(i)]);
     parts.erase(i);
     finish_item(i);
   };
@@ -250,7 +237,7 @@ void Simulation::run_iteration(int e, IterationRecord& rec, bool record) {
       compute_busy = false;
       const plan::ComputeOp& op = items[static_cast<size_t>(tag.owner)].compute;
       rec.phase_s[static_cast<size_t>(op.phase)] += sg4::Engine::get_clock() - started[static_cast<size_t>(tag.owner)];
-      if (record) add_trace(e, phase_label(op.phase), "compute", started[static_cast<size_t>(tag.owner)]);
+      if (record) add_trace(e, plan::phase_name(op.phase), "compute", started[static_cast<size_t>(tag.owner)]);
       finish_item(tag.owner);
     } else {
       RankPart& part = *parts.at(tag.owner);
@@ -284,7 +271,7 @@ void Simulation::serve(int e) {
       ++version;
     }
     pulled_[{e, rq.collective}] = version;
-    add_trace(e, ci.label + " (serve)", purpose_label(ci.purpose), start);
+    add_trace(e, ci.label + " (serve)", plan::collective_purpose_name(ci.purpose), start);
   }
 }
 
@@ -359,13 +346,13 @@ PointResult Simulation::collect() const {
     for (int ph = 0; ph < kPhases; ++ph) {
       r.compute_s += rec.phase_s[static_cast<size_t>(ph)] / n;
       if (rec.phase_s[static_cast<size_t>(ph)] > 0.0)
-        r.phase_s[phase_label(static_cast<plan::Phase>(ph))] += rec.phase_s[static_cast<size_t>(ph)] / n;
+        r.phase_s[plan::phase_name(static_cast<plan::Phase>(ph))] += rec.phase_s[static_cast<size_t>(ph)] / n;
     }
     for (const auto& [c, sec] : rec.collective_s) coll_s[c] += sec / n;
   }
   for (const auto& [c, sec] : coll_s) {
     const plan::CollectiveInstance& ci = plan_.collectives[static_cast<size_t>(c)];
-    r.collectives.push_back({ci.label, purpose_label(ci.purpose),
+    r.collectives.push_back({ci.label, plan::collective_purpose_name(ci.purpose),
                              static_cast<double>(plan_.schedules[static_cast<size_t>(ci.schedule)].bytes()), sec});
   }
   const double own_iteration = plan_.sync == plan::SyncKind::kSync
