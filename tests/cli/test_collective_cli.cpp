@@ -31,7 +31,7 @@ Result run_scaletwin(const std::string& args) {
 
 }  // namespace
 
-TEST_CASE("collective --json gives the spec's fields; ring matches its closed form", "[cli][collective]") {
+TEST_CASE("collective --json gives the spec fields and ring matches its closed form", "[cli][collective]") {
   const Result r = run_scaletwin("collective --algo ring --ranks 8 --bytes 8MB --verify --json -");
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);

@@ -9,7 +9,7 @@
 
 using namespace scaletwin::plan;
 
-TEST_CASE("remap and shift: a ring on ranks {1,3,4} of 6, on elements [10, 40) of 50", "[collective][compose]") {
+TEST_CASE("remap and shift: a ring on ranks 1 3 4 of 6 and on elements 10 to 40 of 50", "[collective][compose]") {
   Schedule s = remap(shift(ring_allreduce(3, 30, 4), 10, 50), {1, 3, 4}, 6);
   CHECK(s.ranks == 6);
   CHECK(s.elements == 50);
@@ -35,7 +35,7 @@ TEST_CASE("remap and shift: a ring on ranks {1,3,4} of 6, on elements [10, 40) o
   CHECK_FALSE(verify(s).ok);
 }
 
-TEST_CASE("sequence: the next part starts after the previous one ends, on every rank", "[collective][compose]") {
+TEST_CASE("sequence: the next part starts after the previous one ends on every rank", "[collective][compose]") {
   const Schedule a = ring_reduce_scatter(4, 40, 4), b = ring_allgather(4, 40, 4);
   const Schedule s = sequence(schedules(Schedule(a), Schedule(b)), "rs+ag");
   for (int r = 0; r < 4; ++r) {
@@ -54,7 +54,7 @@ TEST_CASE("sequence: the next part starts after the previous one ends, on every 
         Approx(run_oracle(a, cost).time_s + run_oracle(b, cost).time_s).epsilon(1e-12));
 }
 
-TEST_CASE("parallel: two all-reduces on the two halves, on disjoint channels", "[collective][compose]") {
+TEST_CASE("parallel: two all-reduces on the two halves on disjoint channels", "[collective][compose]") {
   Schedule s = parallel(
       schedules(shift(ring_allreduce(5, 20, 4), 0, 45), shift(interval_pairing_allreduce(5, 25, 4), 20, 45)),
       "two halves");

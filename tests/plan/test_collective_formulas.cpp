@@ -30,7 +30,7 @@ constexpr int64_t kEb = 4;
 
 }  // namespace
 
-TEST_CASE("ring: 2(p-1) steps, 2(p-1)/p n bytes per rank", "[collective][formula]") {
+TEST_CASE("ring: 2(p-1) steps and 2(p-1)/p n bytes per rank", "[collective][formula]") {
   for (int p = 1; p <= 64; ++p)
     for (int64_t n : kSizes) {
       const VerifyResult v = verify(ring_allreduce(p, n, kEb));
@@ -41,7 +41,7 @@ TEST_CASE("ring: 2(p-1) steps, 2(p-1)/p n bytes per rank", "[collective][formula
     }
 }
 
-TEST_CASE("interval_pairing: 2ceil(log2 p) steps, 2(p-1)/p n bytes per rank, any p", "[collective][formula]") {
+TEST_CASE("interval_pairing: 2 ceil(log2 p) steps and 2(p-1)/p n bytes per rank for any p", "[collective][formula]") {
   for (int p = 1; p <= 64; ++p)
     for (int64_t n : kSizes) {
       const VerifyResult v = verify(interval_pairing_allreduce(p, n, kEb));
@@ -56,7 +56,7 @@ TEST_CASE("interval_pairing: 2ceil(log2 p) steps, 2(p-1)/p n bytes per rank, any
     }
 }
 
-TEST_CASE("halving_doubling: 2 log2 q (+2 with a fold) steps; 2(q-1)/q n bytes (+n on folding ranks)",
+TEST_CASE("halving_doubling: 2 log2 q steps plus 2 with a fold and 2(q-1)/q n bytes plus n on folding ranks",
           "[collective][formula]") {
   for (int p = 1; p <= 64; ++p)
     for (int64_t n : kSizes) {
@@ -79,7 +79,7 @@ TEST_CASE("halving_doubling: 2 log2 q (+2 with a fold) steps; 2(q-1)/q n bytes (
     }
 }
 
-TEST_CASE("reduce-scatter and all-gather forms: (p-1)/p n bytes, p-1 or ceil(log2 p) steps", "[collective][formula]") {
+TEST_CASE("reduce-scatter and all-gather forms: (p-1)/p n bytes and p-1 or ceil(log2 p) steps", "[collective][formula]") {
   for (int p = 1; p <= 64; ++p)
     for (int64_t n : kSizes) {
       INFO(fmt::format("p={} n={}", p, n));
@@ -100,7 +100,7 @@ TEST_CASE("reduce-scatter and all-gather forms: (p-1)/p n bytes, p-1 or ceil(log
     }
 }
 
-TEST_CASE("direct: one step, (p-1) n bytes per rank", "[collective][formula]") {
+TEST_CASE("direct: one step and (p-1) n bytes per rank", "[collective][formula]") {
   for (int p = 1; p <= 40; ++p) {
     const VerifyResult v = verify(direct_allreduce(p, 777, kEb));
     REQUIRE(v.ok);
@@ -109,7 +109,7 @@ TEST_CASE("direct: one step, (p-1) n bytes per rank", "[collective][formula]") {
   }
 }
 
-TEST_CASE("binomial reduce and broadcast: ceil(log2 p) steps, n per message", "[collective][formula]") {
+TEST_CASE("binomial reduce and broadcast: ceil(log2 p) steps and n per message", "[collective][formula]") {
   for (int p = 1; p <= 64; ++p) {
     const int root = p / 2;
     const VerifyResult reduce = verify(binomial_reduce(p, 100, kEb, root));
@@ -145,7 +145,7 @@ TEST_CASE("double binary tree: bytes per rank follow the two trees", "[collectiv
   }
 }
 
-TEST_CASE("parameter server: workers send n, shard j sends w|S_j|", "[collective][formula]") {
+TEST_CASE("parameter server: workers send n and shard j sends w times its slice", "[collective][formula]") {
   for (int w = 1; w <= 9; ++w)
     for (int k = 1; k <= 4; ++k) {
       const VerifyResult v = verify(ps_push_pull(w, k, 1000, kEb));
@@ -157,7 +157,7 @@ TEST_CASE("parameter server: workers send n, shard j sends w|S_j|", "[collective
     }
 }
 
-TEST_CASE("hierarchical ring/ring: 2(L-1)/L n + 2(G-1)/G n/L bytes, 2(L-1) + 2(G-1) steps", "[collective][formula]") {
+TEST_CASE("hierarchical ring/ring: 2(L-1)/L n + 2(G-1)/G n/L bytes and 2(L-1) + 2(G-1) steps", "[collective][formula]") {
   for (int L : {1, 2, 4, 8})
     for (int G : {1, 2, 3, 5}) {
       const int p = L * G;
@@ -173,7 +173,7 @@ TEST_CASE("hierarchical ring/ring: 2(L-1)/L n + 2(G-1)/G n/L bytes, 2(L-1) + 2(G
     }
 }
 
-TEST_CASE("the registry rejects unknown names, listing the known ones", "[collective]") {
+TEST_CASE("the registry rejects unknown names and lists the known ones", "[collective]") {
   try {
     make_collective(Collective::kAllReduce, "bogus", 4, 100, 4);
     FAIL("no error");

@@ -52,7 +52,7 @@ TEST_CASE("oracle equals the closed forms on a uniform cost model", "[oracle]") 
   }
 }
 
-TEST_CASE("oracle: steps of a rank run concurrently, transfers do not contend", "[oracle]") {
+TEST_CASE("oracle: steps of a rank run concurrently and transfers do not contend", "[oracle]") {
   // direct: p-1 transfers of n bytes out of every rank at once cost one transfer time.
   const double one = kAlpha + 4000.0 / kBandwidth;
   const OracleResult r = run_oracle(direct_allreduce(8, 1000, kEb), uniform());
@@ -62,7 +62,7 @@ TEST_CASE("oracle: steps of a rank run concurrently, transfers do not contend", 
   CHECK(oracle(binomial_broadcast(2, 1000, kEb, 0)) == Approx(one).epsilon(1e-12));
 }
 
-TEST_CASE("crossover: interval_pairing wins small messages on many ranks, ring is as good for large ones",
+TEST_CASE("crossover: interval_pairing wins small messages on many ranks and ring is as good for large ones",
           "[oracle]") {
   for (int p : {16, 64, 1000}) {
     const int64_t small = 1024, large = int64_t{64} << 20;  // elements: 4 KiB and 256 MiB
@@ -78,7 +78,7 @@ TEST_CASE("crossover: interval_pairing wins small messages on many ranks, ring i
   }
 }
 
-TEST_CASE("cluster cost model: route latency and bottleneck bandwidth between the ranks' devices", "[oracle]") {
+TEST_CASE("cluster cost model: route latency and bottleneck bandwidth between the devices of the ranks", "[oracle]") {
   const scaletwin::topology::Cluster cluster(scaletwin::topology::load_cluster_spec("dgx-h200"), 2);
   const ClusterCostModel cost(cluster, kReduce, kCopy);
   const int per_node = cluster.devices_per_node();

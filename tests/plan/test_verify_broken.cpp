@@ -37,7 +37,7 @@ TEST_CASE("a correct hand-written reduce verifies", "[verify]") {
   CHECK(v.bytes_sent == std::vector<int64_t>{40, 0, 40});
 }
 
-TEST_CASE("double reduction is caught (a count of 2, not a bitset)", "[verify]") {
+TEST_CASE("double reduction is caught as a count of 2 and not a bitset", "[verify]") {
   const VerifyResult v = verify(reduce_to_1(2));
   INFO(v.error);
   CHECK_FALSE(v.ok);
@@ -110,7 +110,7 @@ TEST_CASE("a cycle of waits across three ranks deadlocks", "[verify]") {
   CHECK(contains(v.error, "deadlock: 6 of 6 steps never ran"));
 }
 
-TEST_CASE("forward deps, bad peers and ranges outside the buffer are caught", "[verify]") {
+TEST_CASE("forward deps and bad peers and ranges outside the buffer are caught", "[verify]") {
   Schedule s = reduce_to_1(1);
   s.programs[0].steps[0].deps = {0};
   CHECK(contains(verify(s).error, "does not point to an earlier step"));
@@ -125,7 +125,7 @@ TEST_CASE("forward deps, bad peers and ranges outside the buffer are caught", "[
   CHECK(contains(verify(s).error, "bad channel"));
 }
 
-TEST_CASE("a gathered goal needs exactly the owner's data", "[verify]") {
+TEST_CASE("a gathered goal needs exactly the data of the owner", "[verify]") {
   Schedule s = ring_allgather(4, 16, 4);
   CHECK(verify(s).ok);
   s.initial[3] = InitialData::kOwn;  // rank 3 is no owner any more: its data in slice 3 is data from a non-owner
