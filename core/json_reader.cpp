@@ -26,6 +26,9 @@ Json parse_json_text(const std::string& text, const std::string& origin) {
       }
     }
     throw InputError(origin, "", fmt::format("valid JSON (syntax error at line {}, column {})", line, col));
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number too large for a double ("1e400") is syntactically valid but not representable.
+    throw InputError(origin, "", fmt::format("valid JSON with representable numbers ({})", e.what()));
   }
 }
 
