@@ -126,7 +126,7 @@ TEST_CASE("synchronous parameter servers: push, server update, pull per bucket",
   CHECK(q.endpoints.back().node == 4);
 }
 
-TEST_CASE("local aggregation reduces inside nodes; async and mixed_async push on demand", "[lower]") {
+TEST_CASE("local aggregation reduces inside nodes, async and mixed_async push on demand", "[lower]") {
   const Scenario la = scenario_with("resnet18_cifar", "aws-p2.8xlarge", 2,
                                     R"({"name": "ps", "servers": 2, "local_aggregation": true})");
   const IterationPlan p = lower_for(la, 16);
