@@ -38,6 +38,16 @@ double DeviceEfficiency::for_class(models::LayerClass c) const {
   return memory;
 }
 
+double DeviceEfficiency::for_op(models::LayerClass c, double flops, double bytes) const {
+  const double eff = for_class(c);
+  const double knee = c == models::LayerClass::kConv     ? conv_knee_flops_per_byte
+                      : c == models::LayerClass::kMatmul ? matmul_knee_flops_per_byte
+                                                         : 0.0;
+  if (knee <= 0.0 || bytes <= 0.0) return eff;
+  const double intensity = flops / bytes;
+  return eff * intensity / (intensity + knee);
+}
+
 const char* link_class_name(LinkClass c) {
   switch (c) {
     case LinkClass::kPcie: return "pcie";
@@ -92,6 +102,9 @@ DeviceEfficiency parse_device(const JsonObject& o, const DeviceEfficiency& base)
   d.matmul = o.get_number("matmul", base.matmul, 1e-6, 10.0);
   d.memory = o.get_number("memory", base.memory, 1e-6, 10.0);
   d.op_overhead_s = o.get_number("op_overhead_s", base.op_overhead_s, 0.0, 1.0);
+  d.conv_knee_flops_per_byte = o.get_number("conv_knee_flops_per_byte", base.conv_knee_flops_per_byte, 0.0, 1e6);
+  d.matmul_knee_flops_per_byte =
+      o.get_number("matmul_knee_flops_per_byte", base.matmul_knee_flops_per_byte, 0.0, 1e6);
   o.finish();
   return d;
 }
@@ -141,7 +154,12 @@ Json calibration_to_json(const Calibration& c) {
   j["format"] = "scaletwin-calibration/1";
   Json devs = Json::object();
   for (const auto& [name, d] : c.devices)
-    devs[name] = {{"conv", d.conv}, {"matmul", d.matmul}, {"memory", d.memory}, {"op_overhead_s", d.op_overhead_s}};
+    devs[name] = {{"conv", d.conv},
+                  {"matmul", d.matmul},
+                  {"memory", d.memory},
+                  {"op_overhead_s", d.op_overhead_s},
+                  {"conv_knee_flops_per_byte", d.conv_knee_flops_per_byte},
+                  {"matmul_knee_flops_per_byte", d.matmul_knee_flops_per_byte}};
   j["devices"] = devs;
   Json links = Json::object();
   for (const auto& [k, f] : c.links)

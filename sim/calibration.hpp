@@ -6,7 +6,8 @@
 //   {
 //     "format": "scaletwin-calibration/1",
 //     "devices": {                              // keyed by topology::DeviceType::name / HostCpu::name, or "cpu"
-//       "Tesla K80 (one GK210)": {"conv": 0.36, "matmul": 0.45, "memory": 0.60, "op_overhead_s": 2e-5}
+//       "Tesla K80 (one GK210)": {"conv": 0.36, "matmul": 0.45, "memory": 0.60, "op_overhead_s": 2e-5,
+//                                 "conv_knee_flops_per_byte": 0, "matmul_knee_flops_per_byte": 0}
 //     },
 //     "links": {                                // link classes: pcie, nvlink, network, shm
 //       "pcie": {"latency_factor": 1.0, "bandwidth_factor": 0.85}
@@ -19,7 +20,9 @@
 // Every key but "format" is optional; missing ones keep the defaults (default_calibration()). conv/matmul are
 // fractions of the device's peak FLOP/s reached by that layer class; memory is the fraction of memory bandwidth
 // reached by every layer's memory traffic (the roofline's other roof). A device type absent from "devices"
-// uses the "default" entry.
+// uses the "default" entry. The knees make conv/matmul efficiency a curve over the op's arithmetic intensity
+// I = flops / bytes: eff(I) = eff * I / (I + knee), so small-channel layers (1x1 convolutions, I ~ 25 FLOP/B) run
+// further below the class efficiency than wide 3x3 ones (I ~ 500); knee 0 (the default) is a flat efficiency.
 #pragma once
 
 #include <map>
@@ -35,8 +38,12 @@ struct DeviceEfficiency {
   double matmul = 0.45;
   double memory = 0.60;
   double op_overhead_s = 20e-6;
+  double conv_knee_flops_per_byte = 0.0;
+  double matmul_knee_flops_per_byte = 0.0;
 
   double for_class(models::LayerClass c) const;
+  // The efficiency of one op of class c moving `bytes` for `flops`: for_class(c) scaled by the intensity curve.
+  double for_op(models::LayerClass c, double flops, double bytes) const;
 };
 
 struct LinkFactors {

@@ -17,7 +17,8 @@ Processor cpu_processor(const topology::HostCpu& c) {
 double ComputeModel::op_time_s(const plan::ComputeOp& op, const Processor& p) const {
   const DeviceEfficiency& eff = calibration_.device(p.name);
   double t = 0.0;
-  if (op.flops > 0.0 && p.peak_flops > 0.0) t = op.flops / (p.peak_flops * eff.for_class(op.layer_class));
+  if (op.flops > 0.0 && p.peak_flops > 0.0)
+    t = op.flops / (p.peak_flops * eff.for_op(op.layer_class, op.flops, op.bytes));
   if (op.bytes > 0.0 && p.memory_bandwidth_Bps > 0.0)
     t = std::max(t, op.bytes / (p.memory_bandwidth_Bps * eff.memory));
   t += eff.op_overhead_s;

@@ -1,7 +1,7 @@
 // The compute model: how long one ComputeOp of an IterationPlan takes on a device or a host CPU.
 //
-//   t = max(flops / (peak_flops * efficiency[layer class]), bytes / (memory_bandwidth * efficiency.memory))
-//       + op_overhead_s
+//   t = max(flops / (peak_flops * efficiency[layer class](flops / bytes)),
+//           bytes / (memory_bandwidth * efficiency.memory)) + op_overhead_s
 //
 // plus, for the data phase with real data, samples * input_cost_per_image_s, and for server updates,
 // bytes * ps_cost_per_byte_s. Reductions inside collectives (RecvReduce) read two operands and write one:
