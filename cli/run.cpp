@@ -69,7 +69,12 @@ int launch_mpirun(const RunArgs& a, const plan::Scenario& scenario) {
   }
   int status = 0;
   if (waitpid(pid, &status, 0) < 0) throw SystemError("run --np: waitpid failed");
-  return WIFEXITED(status) ? WEXITSTATUS(status) : kExitSystem;
+  const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (rc == kExitOk || rc == kExitBadInput || rc == kExitSystem || rc == kExitInternal) return rc;
+  // A rank killed by a signal (mpirun names it above) or mpirun itself failing: the system failed.
+  std::cerr << fmt::format("scaletwin run: the job failed (mpirun {}): a rank died\n",
+                           rc < 0 ? std::string("was killed") : fmt::format("exit code {}", rc));
+  return kExitSystem;
 }
 
 void print_summary(const exec::TrainResult& r) {

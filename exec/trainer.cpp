@@ -11,7 +11,6 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "exec/cpu/cpu_backend.hpp"
-#include "exec/cuda_backend.hpp"
 #include "exec/trainer_internal.hpp"
 
 namespace scaletwin::exec {
@@ -119,9 +118,7 @@ int default_threads(MPI_Comm comm) {
 }
 
 std::unique_ptr<Backend> make_backend(const TrainOptions& options, int threads) {
-  if (options.device == "cuda") {
-    std::string why;
-    if (!cuda_device_available(&why)) throw SystemError(fmt::format("no CUDA device was found ({})", why));
+  if (options.device == "cuda") {  // the CLI has checked cuda_device_available() (exec/cuda_backend.hpp) first
     throw SystemError("run --device cuda: the MPI training driver exchanges host buffers and does not drive the "
                       "CUDA backend yet; use --device cpu");
   }
@@ -157,6 +154,13 @@ TrainResult train(const plan::Scenario& scenario, const TrainOptions& options, M
         if (ctx.model.layers.at(static_cast<size_t>(l)).kind == models::LayerKind::kFullyConnected) ctx.mp_layers.push_back(l);
   std::sort(ctx.mp_layers.begin(), ctx.mp_layers.end());
   if (!ctx.mp_layers.empty()) ctx.mp_first = ctx.mp_layers.front();
+  for (int m : ctx.mp_layers) {  // the hybrid's layouts (trainer_hybrid.cpp) need even slices
+    const auto& layer = ctx.model.layers[static_cast<size_t>(m)];
+    if (layer.out.elements() % workers != 0)
+      throw InputError(scenario.file, "/scheme/model_parallel",
+                       fmt::format("model-parallel layers whose neurons divide evenly among the {} workers (layer "
+                                   "\"{}\" has {})", workers, layer.name, layer.out.elements()));
+  }
 
   TrainResult result;
   result.plan_hash = hex64(ctx.plan.hash());

@@ -38,10 +38,7 @@ void Worker::make_head() {
   int64_t widest = model.layers.at(static_cast<size_t>(ctx_.mp_first - 1)).out.elements();
   for (int m : ctx_.mp_layers) {
     const int64_t out = model.layers.at(static_cast<size_t>(m)).out.elements();
-    if (out % P_ != 0)
-      throw InputError(ctx_.scenario.file, "/scheme/model_parallel",
-                       fmt::format("model-parallel layers whose neurons divide evenly among the {} workers (layer "
-                                   "\"{}\" has {})", P_, model.layers[static_cast<size_t>(m)].name, out));
+    ST_ASSERT(out % P_ == 0, "model-parallel slices of equal width (checked by train())");
     options.fc_slices[m - (ctx_.mp_first - 1)] = FcSlice{slice_begin(out, w_), slice_begin(out, w_ + 1)};
     widest = std::max(widest, out);
   }

@@ -164,6 +164,7 @@ WorkerOutcome Worker::run() {
       if (step + 1 > ctx_.warmup) eval_after_warmup_s += now_s() - t;
     }
   }
+  engine_.send_stop_requests();  // on-demand initiators: the servers may stop once every initiator has
   const double end = now_s();
   fig_.wall_s = end - start - eval_s;
   const int64_t measured = ctx_.iterations > ctx_.warmup ? ctx_.iterations - ctx_.warmup : ctx_.iterations;
