@@ -4,7 +4,9 @@
 // expectation naming the layer and the numbers involved, so that a bad model file points at the faulty layer.
 #include <fmt/format.h>
 
+#include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "core/error.hpp"
 #include "models/builder.hpp"
@@ -30,6 +32,29 @@ std::string shape_text(const Shape& s) { return fmt::format("{}×{}×{}", s.c, s
 
 void check_positive(const LayerContext& ctx, int64_t value, const char* what) {
   if (value < 1) ctx.fail(fmt::format("{} >= 1 (got {})", what, value));
+}
+
+// Hostile sizes: a conv with 1e9 channels must be an input error, not a parameter count that wraps around. Every
+// count a layer produces (output elements per sample, parameters) stays below kMaxCount (2^36: 256 GiB of fp32),
+// window parameters (kernel, stride, padding, dilation) below kMaxWindow, so that no product here overflows.
+constexpr int64_t kMaxCount = int64_t{1} << 36;
+constexpr int64_t kMaxWindow = int64_t{1} << 20;
+
+void check_window(const LayerContext& ctx, int64_t value, const char* what) {
+  if (value > kMaxWindow) ctx.fail(fmt::format("{} at most {} (got {})", what, kMaxWindow, value));
+}
+
+// The product of non-negative factors, or an error when it exceeds kMaxCount.
+int64_t checked_product(const LayerContext& ctx, std::initializer_list<int64_t> factors, const char* what) {
+  int64_t out = 1;
+  for (int64_t f : factors)
+    if (__builtin_mul_overflow(out, f, &out) || out > kMaxCount)
+      ctx.fail(fmt::format("{} of at most {} (2^36)", what, kMaxCount));
+  return out;
+}
+
+void check_shape(const LayerContext& ctx, const Shape& s) {
+  (void)checked_product(ctx, {s.c, s.h, s.w}, "an output size per sample");
 }
 
 void check_input_count(const LayerContext& ctx) {
@@ -74,13 +99,19 @@ void infer_conv(const LayerContext& ctx, Layer& l) {
   check_positive(ctx, p.dilation_w, "dilation width");
   check_positive(ctx, p.groups, "groups");
   if (p.pad_h < 0 || p.pad_w < 0) ctx.fail(fmt::format("padding >= 0 (got {}×{})", p.pad_h, p.pad_w));
+  const std::pair<int64_t, const char*> limits[] = {
+      {p.kernel_h, "kernel height"},     {p.kernel_w, "kernel width"},     {p.stride_h, "stride height"},
+      {p.stride_w, "stride width"},      {p.dilation_h, "dilation height"}, {p.dilation_w, "dilation width"},
+      {p.pad_h, "padding height"},       {p.pad_w, "padding width"}};
+  for (const auto& [v, what] : limits) check_window(ctx, v, what);
   if (in.c % p.groups != 0 || p.out_channels % p.groups != 0)
     ctx.fail(fmt::format("groups ({}) dividing both the input channels ({}) and out_channels ({})", p.groups, in.c,
                          p.out_channels));
   l.out.c = p.out_channels;
   l.out.h = window_out(ctx, "height", in.h, p.kernel_h, p.stride_h, p.pad_h, p.dilation_h, false);
   l.out.w = window_out(ctx, "width", in.w, p.kernel_w, p.stride_w, p.pad_w, p.dilation_w, false);
-  const int64_t weights = p.out_channels * (in.c / p.groups) * p.kernel_h * p.kernel_w;
+  check_shape(ctx, l.out);
+  const int64_t weights = checked_product(ctx, {p.out_channels, in.c / p.groups, p.kernel_h, p.kernel_w}, "weights");
   l.params = weights + (p.bias ? p.out_channels : 0);
   const double macs = static_cast<double>(weights) * static_cast<double>(l.out.h * l.out.w);
   const double bias_flops = p.bias ? static_cast<double>(l.out.elements()) : 0.0;
@@ -96,12 +127,17 @@ void infer_pool(const LayerContext& ctx, Layer& l) {
   check_positive(ctx, p.kernel_w, "kernel width");
   check_positive(ctx, p.stride_h, "stride height");
   check_positive(ctx, p.stride_w, "stride width");
+  const std::pair<int64_t, const char*> limits[] = {{p.kernel_h, "kernel height"}, {p.kernel_w, "kernel width"},
+                                                    {p.stride_h, "stride height"}, {p.stride_w, "stride width"},
+                                                    {p.pad_h, "padding height"},   {p.pad_w, "padding width"}};
+  for (const auto& [v, what] : limits) check_window(ctx, v, what);
   if (p.pad_h < 0 || p.pad_w < 0 || 2 * p.pad_h > p.kernel_h || 2 * p.pad_w > p.kernel_w)
     ctx.fail(fmt::format("padding between 0 and half the kernel (got {}×{} for a {}×{} kernel)", p.pad_h, p.pad_w,
                          p.kernel_h, p.kernel_w));
   l.out.c = in.c;
   l.out.h = window_out(ctx, "height", in.h, p.kernel_h, p.stride_h, p.pad_h, 1, p.ceil_mode);
   l.out.w = window_out(ctx, "width", in.w, p.kernel_w, p.stride_w, p.pad_w, 1, p.ceil_mode);
+  check_shape(ctx, l.out);
   const double e = static_cast<double>(l.out.elements());
   const double window = static_cast<double>(p.kernel_h * p.kernel_w);
   l.fwd_flops = window * e;
@@ -112,7 +148,8 @@ void infer_fc(const LayerContext& ctx, Layer& l) {
   check_positive(ctx, l.fc.out_features, "out_features");
   const int64_t in = ctx.in().elements();
   l.out = Shape{l.fc.out_features, 1, 1};
-  l.params = in * l.fc.out_features + (l.fc.bias ? l.fc.out_features : 0);
+  check_shape(ctx, l.out);
+  l.params = checked_product(ctx, {in, l.fc.out_features}, "weights") + (l.fc.bias ? l.fc.out_features : 0);
   const double macs = static_cast<double>(in) * static_cast<double>(l.fc.out_features);
   const double bias_flops = l.fc.bias ? static_cast<double>(l.fc.out_features) : 0.0;
   l.fwd_flops = 2.0 * macs + bias_flops;
@@ -140,6 +177,7 @@ void infer_concat(const LayerContext& ctx, Layer& l) {
                            ctx.model.layers[static_cast<size_t>(l.inputs[i])].name, shape_text(s)));
     l.out.c += s.c;
   }
+  check_shape(ctx, l.out);
 }
 
 // Layers whose output has the shape of their input, with per-element costs.
@@ -201,6 +239,10 @@ void infer_input(const Model& model, Layer& l, const std::string& origin) {
   const Shape& s = model.input;
   if (s.c < 1 || s.h < 1 || s.w < 1)
     throw InputError(origin, "/input", fmt::format("a positive [C, H, W] (got [{}, {}, {}])", s.c, s.h, s.w));
+  if (s.h > kMaxCount / s.c || s.w > kMaxCount / (s.c * s.h))  // s.c * s.h * s.w > kMaxCount, without overflow
+    throw InputError(origin, "/input",
+                     fmt::format("an input of at most {} (2^36) elements per sample (got [{}, {}, {}])", kMaxCount,
+                                 s.c, s.h, s.w));
   if (model.classes < 1) throw InputError(origin, "/classes", fmt::format("an integer >= 1 (got {})", model.classes));
   if (!l.inputs.empty()) throw InputError(origin, "/input", "an input layer without inputs");
   l.out = s;
