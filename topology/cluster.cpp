@@ -125,6 +125,14 @@ Cluster::Cluster(ClusterSpec spec, int nodes) : spec_(std::move(spec)), nodes_(n
   if (nodes_ < 1 || nodes_ > spec_.max_nodes)
     throw InputError(spec_.file, "/max_nodes",
                      fmt::format("a node count in [1, {}] for cluster {} (got {})", spec_.max_nodes, spec_.name, nodes_));
+  // A million nodes would take minutes and tens of GB to build before anything could say it is too big: the
+  // graph is bounded (2^17 devices, a few seconds and under 1 GB to build).
+  constexpr int64_t kMaxDevices = int64_t{1} << 17;
+  if (int64_t{nodes_} * spec_.node.devices_per_node > kMaxDevices)
+    throw InputError(spec_.file, "/max_nodes",
+                     fmt::format("at most {} devices in one cluster ({} nodes × {} devices per node of {} is {})",
+                                 kMaxDevices, nodes_, spec_.node.devices_per_node, spec_.name,
+                                 int64_t{nodes_} * spec_.node.devices_per_node));
   auto impl = std::make_shared<Impl>();
   const NodeSpec& ns = spec_.node;
   const int devices = ns.devices_per_node;

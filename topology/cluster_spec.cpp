@@ -68,10 +68,17 @@ HostCpu parse_cpu(JsonObject o) {
   return c;
 }
 
+// A latency in [0, 1000 s]: routes add latencies as integer picoseconds, which an absurd value would overflow.
+double read_latency(const JsonObject& o, const std::string& key, std::optional<double> fallback) {
+  const double latency_s = o.get_quantity(key, Quantity::kSeconds, fallback, /*allow_zero=*/true);
+  if (latency_s > 1e3) o.fail(key, fmt::format("a latency of at most 1000 s (got {} s)", latency_s));
+  return latency_s;
+}
+
 LinkSpec read_link_fields(const JsonObject& o) {
   LinkSpec l;
   l.bandwidth_Bps = o.get_quantity("bandwidth", Quantity::kBandwidthBytesPerSec);
-  l.latency_s = o.get_quantity("latency", Quantity::kSeconds, std::nullopt, /*allow_zero=*/true);
+  l.latency_s = read_latency(o, "latency", std::nullopt);
   l.shared = o.get_bool("shared", false);
   return l;
 }
@@ -222,7 +229,7 @@ NetworkSpec parse_network(JsonObject o) {
     allow_docs(link);
     net.nic_link = read_link_fields(link);
     link.finish();
-    net.switch_latency_s = o.get_quantity("switch_latency", Quantity::kSeconds, 0.0, /*allow_zero=*/true);
+    net.switch_latency_s = read_latency(o, "switch_latency", 0.0);
   }
   if (net.kind == NetworkKind::kFatTree) {
     net.nodes_per_leaf = static_cast<int>(o.get_int("nodes_per_leaf", std::nullopt, 1, 1 << 20));
