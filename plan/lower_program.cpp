@@ -167,10 +167,17 @@ IterationPlan lower(const Scenario& scenario, const models::Model& model, const 
   if (per_node > cluster.devices_per_node())
     throw InputError(scenario.file, "/gpus_per_node",
                      fmt::format("at most the {} devices of a {} node", cluster.devices_per_node(), cluster.spec().name));
-  if (gpus < 1 || gpus > scenario.nodes * per_node)
+  const int64_t most_gpus = int64_t{scenario.nodes} * per_node;
+  if (gpus < 1 || gpus > most_gpus)
     throw InputError(scenario.file, "/sweep/gpus",
-                     fmt::format("GPU counts from 1 to nodes × gpus_per_node = {} (got {})", scenario.nodes * per_node,
-                                 gpus));
+                     fmt::format("GPU counts from 1 to nodes × gpus_per_node = {} (got {})", most_gpus, gpus));
+  // A plan holds every rank's schedule steps, O(GPUs²) for the flat all-reduces: 2048 GPUs take a minute and 2 GB
+  // to lower, so a count far above that is refused here rather than left to run for hours and exhaust memory.
+  constexpr int kMaxPlanGpus = 4096;
+  if (gpus > kMaxPlanGpus)
+    throw InputError(scenario.file, "/sweep/gpus",
+                     fmt::format("at most {} GPUs in one plan (got {}): the plan grows with the square of the GPU count",
+                                 kMaxPlanGpus, gpus));
   IterationPlan plan;
   PlanBuilder builder(plan);
   Lowering l(scenario, model, builder);
