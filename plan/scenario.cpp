@@ -47,8 +47,10 @@ AllReduceScheme parse_allreduce(const JsonObject& obj) {
   ar.inter = obj.get_enum("inter", kFlatAlgorithms, std::string("ring"));
   if (ar.algorithm != "hierarchical" && (obj.has("intra") || obj.has("inter")))
     obj.fail(obj.has("intra") ? "intra" : "inter", "no intra/inter algorithm unless \"algorithm\" is \"hierarchical\"");
-  ar.bucket_bytes = static_cast<int64_t>(obj.get_quantity("bucket_bytes", Quantity::kBytes, 25e6));
-  if (ar.bucket_bytes < 4) obj.fail("bucket_bytes", "at least 4 bytes (one float)");
+  const double bucket_bytes = obj.get_quantity("bucket_bytes", Quantity::kBytes, 25e6);
+  if (!(bucket_bytes >= 4 && bucket_bytes <= 1e15))  // checked before the cast: 1e300 does not fit an int64
+    obj.fail("bucket_bytes", fmt::format("between 4 bytes (one float) and 1 PB (got {})", bucket_bytes));
+  ar.bucket_bytes = static_cast<int64_t>(bucket_bytes);
   ar.overlap = obj.get_bool("overlap", true);
   return ar;
 }
