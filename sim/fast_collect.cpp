@@ -1,0 +1,70 @@
+// The fast mode's sources of rounds (materialized schedules or recipes) and its PointResult, computed from the
+// twin classes' iteration records exactly as the message-level runner computes it from every endpoint's.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "plan/collectives.hpp"
+#include "sim/fast_plan.hpp"
+
+namespace scaletwin::sim::fast {
+
+CollectiveRounds rounds_for_schedule(const plan::IterationPlan& plan, int s) {
+  const plan::Schedule& schedule = plan.schedules.at(static_cast<size_t>(s));
+  if (static_cast<int>(schedule.programs.size()) == schedule.ranks) return rounds_of(schedule);
+  ST_ASSERT(false, "fast mode: schedule " + schedule.name + " is neither materialized nor described by a recipe");
+  return {};
+}
+
+PointResult FastPlan::collect(const std::vector<std::vector<IterationRecord>>& records, double now_s) const {
+  PointResult r;
+  r.gpus = plan_.workers;
+  r.nodes = cluster_.nodes();
+  r.plan_hash = hex64(plan_.hash());
+  r.sync = "sync";
+  r.fidelity = "fast";
+  r.simulated_s = now_s;
+  const int w0 = options_.warmup - 1, last = options_.warmup + options_.iterations - 1;
+  const double n = options_.iterations;
+  auto end_of = [&](size_t e, int it) {
+    return it < 0 ? 0.0 : records[static_cast<size_t>(class_of_[e])][static_cast<size_t>(it)].end_s;
+  };
+  std::vector<size_t> workers;
+  for (size_t e = 0; e < plan_.endpoints.size(); ++e)
+    if (plan_.endpoints[e].kind == plan::EndpointKind::kWorker) workers.push_back(e);
+  ST_ASSERT(!workers.empty(), "plan without workers");
+  size_t critical = workers.front();
+  double first = 0.0, final = 0.0;
+  for (size_t e : workers) {
+    first = std::max(first, end_of(e, w0));
+    if (end_of(e, last) > final) {
+      final = end_of(e, last);
+      critical = e;
+    }
+  }
+  r.iteration_s = (final - first) / n;
+  r.images_per_sec = static_cast<double>(plan_.global_batch) / r.iteration_s;
+  r.critical_worker = plan_.endpoints[critical].worker_index;
+  std::map<int, double> coll_s;
+  const auto& recs = records[static_cast<size_t>(class_of_[critical])];
+  for (int it = options_.warmup; it <= last; ++it) {
+    const IterationRecord& rec = recs[static_cast<size_t>(it)];
+    for (size_t ph = 0; ph < rec.phase_s.size(); ++ph) {
+      r.compute_s += rec.phase_s[ph] / n;
+      if (rec.phase_s[ph] > 0.0) r.phase_s[plan::phase_name(static_cast<plan::Phase>(ph))] += rec.phase_s[ph] / n;
+    }
+    for (const auto& [c, sec] : rec.collective_s) coll_s[c] += sec / n;
+  }
+  for (const auto& [c, sec] : coll_s) {
+    const plan::CollectiveInstance& ci = plan_.collectives[static_cast<size_t>(c)];
+    r.collectives.push_back({ci.label, plan::collective_purpose_name(ci.purpose),
+                             static_cast<double>(plan_.schedules[static_cast<size_t>(ci.schedule)].bytes()), sec});
+  }
+  r.exposed_comm_s = std::max(0.0, r.iteration_s - r.compute_s);
+  for (const plan::Endpoint& ep : plan_.endpoints) r.tracks.push_back(ep.name);
+  return r;
+}
+
+}  // namespace scaletwin::sim::fast

@@ -1,0 +1,210 @@
+// The fast mode's flow-level network (see fast_network.hpp): links and routes as sim/platform.cpp builds them,
+// pattern registry, and max-min fair rates by progressive filling, memoized per combination of patterns.
+#include "sim/fast_network.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "core/error.hpp"
+
+namespace scaletwin::sim::fast {
+
+namespace {
+
+uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h;
+}
+
+}  // namespace
+
+FlowNetwork::FlowNetwork(const topology::Cluster& cluster, const Calibration& calibration) : cluster_(cluster) {
+  const auto& edges = cluster.edges();
+  capacity_Bps_.assign(2 * edges.size(), 0.0);
+  latency_factor_.assign(edges.size(), 1.0);
+  for (size_t e = 0; e < edges.size(); ++e) {
+    const LinkFactors& f = calibration.link(link_class_of(edges[e].kind));
+    const double bandwidth = edges[e].link.bandwidth_Bps * f.bandwidth_factor;
+    ST_ASSERT(edges[e].link.bandwidth_Bps > 0.0, "link without bandwidth");
+    capacity_Bps_[2 * e] = bandwidth;
+    capacity_Bps_[2 * e + 1] = bandwidth;
+    latency_factor_[e] = f.latency_factor;
+  }
+}
+
+const FlowNetwork::RouteInfo& FlowNetwork::route(int from, int to) {
+  const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(from)) << 32) | static_cast<uint32_t>(to);
+  auto it = routes_.find(key);
+  if (it != routes_.end()) return it->second;
+  RouteInfo info;
+  if (from != to) {
+    // The platform's route for the unordered pair is built from the smaller vertex and used in both directions.
+    const int a = std::min(from, to), b = std::max(from, to);
+    const topology::Route r = cluster_route(a, b);
+    int at = a;
+    std::vector<int> links;
+    for (int e : r.edges) {
+      const topology::Edge& edge = cluster_.edges()[static_cast<size_t>(e)];
+      const bool forward = edge.a == at;
+      ST_ASSERT(forward || edge.b == at, "route edges do not form a path");
+      const bool up = forward == (from == a);  // direction of travel for this flow
+      links.push_back(edge.link.shared ? 2 * e : 2 * e + (up ? 0 : 1));
+      info.latency_s += edge.link.latency_s * latency_factor_[static_cast<size_t>(e)];
+      at = forward ? edge.b : edge.a;
+    }
+    info.links = std::move(links);
+  }
+  return routes_.emplace(key, std::move(info)).first->second;
+}
+
+topology::Route FlowNetwork::cluster_route(int a, int b) const {
+  // Small clusters: the route itself. Large ones: Cluster::route() keeps one shortest-path tree per source vertex
+  // (thousands of sources × tens of thousands of vertices), so the pair is translated by whole leaves (whole
+  // nodes on a star) towards node 0, routed there, and the route translated back: nodes are numbered in blocks
+  // of vertices_per_node, intra-node edges in blocks per node, NIC edges after them, leaf uplinks last
+  // (topology/cluster.cpp). A route that does not survive the translation falls back to the exact one.
+  const int nodes = cluster_.nodes();
+  const auto& spec = cluster_.spec();
+  if (nodes <= kExactRouteNodes || spec.network.kind == topology::NetworkKind::kNone) return cluster_.route(a, b);
+  const int vpn = cluster_.device_vertex(1, 0) - cluster_.device_vertex(0, 0);
+  const int node_a = a / vpn;
+  if (a >= nodes * vpn || b >= nodes * vpn) return cluster_.route(a, b);
+  const int per_leaf = spec.network.kind == topology::NetworkKind::kStar ? 1 : spec.network.nodes_per_leaf;
+  const int shift = node_a - node_a % per_leaf, leaf_shift = spec.network.kind == topology::NetworkKind::kStar ? 0 : shift / per_leaf;
+  if (shift == 0) return cluster_.route(a, b);
+  const auto intra = static_cast<int>(spec.node.links.size()), nics = spec.node.nics;
+  topology::Route r = cluster_.route(a - shift * vpn, b - shift * vpn);
+  for (int& e : r.edges) {
+    if (e < nodes * intra) e += shift * intra;
+    else if (e < nodes * intra + nodes * nics) e += shift * nics;
+    else e += leaf_shift;
+  }
+  int at = a;
+  for (int e : r.edges) {
+    if (e < 0 || static_cast<size_t>(e) >= cluster_.edges().size()) return cluster_.route(a, b);
+    const topology::Edge& edge = cluster_.edges()[static_cast<size_t>(e)];
+    if (edge.a != at && edge.b != at) return cluster_.route(a, b);
+    at = edge.a == at ? edge.b : edge.a;
+  }
+  return at == b ? r : cluster_.route(a, b);
+}
+
+int FlowNetwork::add_pattern(const std::vector<VertexFlow>& flows) {
+  uint64_t h = flows.size();
+  for (const auto& [a, b] : flows) h = mix(mix(h, static_cast<uint64_t>(a)), static_cast<uint64_t>(b));
+  auto& candidates = pattern_ids_[h];
+  for (int id : candidates)
+    if (patterns_[static_cast<size_t>(id)].flows == flows) return id;
+  Pattern p;
+  p.flows = flows;
+  p.route_offset.reserve(flows.size() + 1);
+  p.route_offset.push_back(0);
+  for (const auto& [a, b] : flows) {
+    const RouteInfo& r = route(a, b);
+    p.route_links.insert(p.route_links.end(), r.links.begin(), r.links.end());
+    p.route_offset.push_back(static_cast<int>(p.route_links.size()));
+    p.latency_s.push_back(r.latency_s);
+    p.max_latency_s = std::max(p.max_latency_s, r.latency_s);
+  }
+  patterns_.push_back(std::move(p));
+  const int id = static_cast<int>(patterns_.size()) - 1;
+  candidates.push_back(id);
+  return id;
+}
+
+const std::map<int, FlowNetwork::PatternRates>& FlowNetwork::rates(std::vector<int> active) {
+  std::sort(active.begin(), active.end());
+  auto it = memo_.find(active);
+  if (it != memo_.end()) return it->second;
+  return memo_.emplace(active, solve(active)).first->second;
+}
+
+std::map<int, FlowNetwork::PatternRates> FlowNetwork::solve(const std::vector<int>& active) const {
+  // Flows of every copy of every active pattern; per link, the flows crossing it.
+  struct FlowRef {
+    const Pattern* pattern;
+    int flow;
+  };
+  std::vector<FlowRef> flows;
+  for (int id : active) {
+    const Pattern& p = patterns_.at(static_cast<size_t>(id));
+    for (size_t f = 0; f < p.flows.size(); ++f) flows.push_back({&p, static_cast<int>(f)});
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> rate(flows.size(), inf);
+  // CM02 shares a link in inverse proportion to each flow's route latency (TCP's RTT unfairness): flow f gets
+  // unit / weight_f where the link's unit is its remaining capacity over the sum of its unfixed flows' 1/weight.
+  std::vector<double> inv_weight(flows.size(), 1.0);
+  for (size_t i = 0; i < flows.size(); ++i) {
+    const double lat = flows[i].pattern->latency_s[static_cast<size_t>(flows[i].flow)];
+    inv_weight[i] = lat > 0.0 ? 1.0 / lat : 1.0;
+  }
+  std::vector<double> load(capacity_Bps_.size(), 0.0);  // Σ 1/weight of the unfixed flows crossing each link
+  std::vector<int> users(capacity_Bps_.size(), 0);
+  std::vector<int> used_links;
+  auto links_of = [](const FlowRef& r) {
+    const auto b = r.pattern->route_links.begin();
+    return std::make_pair(b + r.pattern->route_offset[static_cast<size_t>(r.flow)],
+                          b + r.pattern->route_offset[static_cast<size_t>(r.flow) + 1]);
+  };
+  for (const FlowRef& r : flows) {
+    const auto [first, last] = links_of(r);
+    for (auto l = first; l != last; ++l)
+      if (users[static_cast<size_t>(*l)]++ == 0) used_links.push_back(*l);
+  }
+  std::vector<std::vector<int>> crossing(capacity_Bps_.size());
+  for (size_t i = 0; i < flows.size(); ++i) {
+    const auto [first, last] = links_of(flows[i]);
+    for (auto l = first; l != last; ++l) {
+      crossing[static_cast<size_t>(*l)].push_back(static_cast<int>(i));
+      load[static_cast<size_t>(*l)] += inv_weight[i];
+    }
+  }
+  std::vector<double> remaining(capacity_Bps_.size(), 0.0);
+  for (int l : used_links) remaining[static_cast<size_t>(l)] = capacity_Bps_[static_cast<size_t>(l)];
+  std::vector<char> fixed(flows.size(), 0);
+  for (size_t i = 0; i < flows.size(); ++i) {
+    const auto [first, last] = links_of(flows[i]);
+    fixed[i] = first == last;  // loopback: no link, no limit
+  }
+  for (;;) {
+    double unit = inf;
+    for (int l : used_links)
+      if (users[static_cast<size_t>(l)] > 0)
+        unit = std::min(unit, std::max(0.0, remaining[static_cast<size_t>(l)]) / load[static_cast<size_t>(l)]);
+    if (unit == inf) break;
+    const double limit = unit * (1.0 + 1e-12);
+    for (int l : used_links) {
+      const auto li = static_cast<size_t>(l);
+      if (users[li] == 0 || std::max(0.0, remaining[li]) / load[li] > limit) continue;
+      for (int i : crossing[li]) {
+        const auto fi = static_cast<size_t>(i);
+        if (fixed[fi]) continue;
+        fixed[fi] = 1;
+        rate[fi] = unit * inv_weight[fi];
+        const auto [first, last] = links_of(flows[fi]);
+        for (auto k = first; k != last; ++k) {
+          remaining[static_cast<size_t>(*k)] -= rate[fi];
+          load[static_cast<size_t>(*k)] -= inv_weight[fi];
+          --users[static_cast<size_t>(*k)];
+        }
+      }
+    }
+  }
+  std::map<int, PatternRates> out;
+  size_t i = 0;
+  for (int id : active) {
+    const Pattern& p = patterns_.at(static_cast<size_t>(id));
+    const bool first_copy = out.find(id) == out.end();
+    PatternRates& pr = out[id];
+    for (size_t f = 0; f < p.flows.size(); ++f, ++i) {
+      if (!first_copy) continue;
+      const double inv = rate[i] == inf ? 0.0 : 1.0 / rate[i];
+      pr.inverse_rate.push_back(inv);
+      pr.max_inverse_rate = std::max(pr.max_inverse_rate, inv);
+    }
+  }
+  return out;
+}
+
+}  // namespace scaletwin::sim::fast

@@ -1,0 +1,224 @@
+// The plan side of the fast mode (see fast_plan.hpp): twin classes, per-class compute times, collective rounds and
+// the times of their phases, and the PointResult as the message-level runner computes it.
+#include "sim/fast_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <unordered_map>
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "sim/platform.hpp"
+
+namespace scaletwin::sim::fast {
+
+namespace {
+
+uint64_t mix(uint64_t h, uint64_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+uint64_t bits(double x) {
+  uint64_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+
+uint64_t program_signature(const plan::EndpointProgram& prog) {
+  uint64_t h = prog.items.size();
+  for (const plan::Item& it : prog.items) {
+    h = mix(h, static_cast<uint64_t>(it.kind));
+    h = mix(h, static_cast<uint64_t>(it.collective) + 1);
+    if (it.kind == plan::Item::Kind::kCompute) {
+      const plan::ComputeOp& op = it.compute;
+      h = mix(mix(mix(h, static_cast<uint64_t>(op.phase)), static_cast<uint64_t>(op.layer + 1)),
+              static_cast<uint64_t>(op.layer_class));
+      h = mix(mix(mix(h, bits(op.flops)), bits(op.bytes)), static_cast<uint64_t>(op.samples));
+    }
+    for (int d : it.deps) h = mix(h, static_cast<uint64_t>(d));
+    h = mix(h, 0xfeed);
+  }
+  return h;
+}
+
+bool same_program(const plan::EndpointProgram& a, const plan::EndpointProgram& b) {
+  if (a.items.size() != b.items.size()) return false;
+  for (size_t i = 0; i < a.items.size(); ++i) {
+    const plan::Item &x = a.items[i], &y = b.items[i];
+    if (x.kind != y.kind || x.collective != y.collective || x.deps != y.deps) return false;
+    if (x.kind == plan::Item::Kind::kCompute &&
+        (x.compute.phase != y.compute.phase || x.compute.layer != y.compute.layer ||
+         x.compute.layer_class != y.compute.layer_class || x.compute.flops != y.compute.flops ||
+         x.compute.bytes != y.compute.bytes || x.compute.samples != y.compute.samples))
+      return false;
+  }
+  return true;
+}
+
+double rate_of(double seconds_per_byte) {
+  return seconds_per_byte > 0.0 ? 1.0 / seconds_per_byte : std::numeric_limits<double>::infinity();
+}
+
+}  // namespace
+
+FastPlan::FastPlan(const plan::IterationPlan& plan, const topology::Cluster& cluster, const Calibration& calibration,
+                   const RunOptions& options)
+    : plan_(plan), cluster_(cluster), model_(calibration, options.real_data), options_(options),
+      network_(cluster, calibration) {
+  ST_ASSERT(plan.programs.size() == plan.endpoints.size(), "plan: one program per endpoint");
+  const auto& spec = cluster.spec();
+  for (const plan::Endpoint& ep : plan.endpoints) {
+    const bool gpu = ep.device >= 0;
+    vertex_.push_back(gpu ? cluster.device_vertex(ep.node, ep.device) : cluster.cpu_vertex(ep.node));
+    processor_.push_back(gpu ? device_processor(spec.node.device, options.half_precision) : cpu_processor(spec.node.cpu));
+    const bool server = ep.kind == plan::EndpointKind::kServer;
+    reduce_Bps_.push_back(rate_of(model_.reduce_time_s(1.0, processor_.back(), server)));
+    copy_Bps_.push_back(rate_of(model_.copy_time_s(1.0, processor_.back())));
+  }
+  build_classes();
+}
+
+void FastPlan::build_classes() {
+  std::unordered_map<uint64_t, std::vector<int>> by_signature;
+  class_of_.assign(plan_.endpoints.size(), -1);
+  for (size_t e = 0; e < plan_.endpoints.size(); ++e) {
+    const plan::Endpoint& ep = plan_.endpoints[e];
+    uint64_t h = program_signature(plan_.programs[e]);
+    h = mix(mix(h, static_cast<uint64_t>(ep.kind)), static_cast<uint64_t>(ep.device >= 0));
+    auto& candidates = by_signature[h];
+    for (int cls : candidates) {
+      const auto rep = static_cast<size_t>(representative_[static_cast<size_t>(cls)]);
+      if (plan_.endpoints[rep].kind == ep.kind && (plan_.endpoints[rep].device >= 0) == (ep.device >= 0) &&
+          same_program(plan_.programs[rep], plan_.programs[e])) {
+        class_of_[e] = cls;
+        break;
+      }
+    }
+    if (class_of_[e] >= 0) continue;
+    class_of_[e] = static_cast<int>(representative_.size());
+    candidates.push_back(class_of_[e]);
+    representative_.push_back(static_cast<int>(e));
+  }
+  participants_.assign(plan_.collectives.size(), {});
+  for (size_t cls = 0; cls < representative_.size(); ++cls) {
+    const auto rep = static_cast<size_t>(representative_[cls]);
+    const auto& items = plan_.programs[rep].items;
+    std::vector<std::vector<int>> deps(items.size());
+    std::vector<double> times(items.size(), 0.0);
+    for (size_t i = 0; i < items.size(); ++i) {
+      for (int d : items[i].deps) {
+        ST_ASSERT(d >= 0 && static_cast<size_t>(d) < i, "plan: item deps must point to earlier items");
+        deps[static_cast<size_t>(d)].push_back(static_cast<int>(i));
+      }
+      if (items[i].kind == plan::Item::Kind::kCompute)
+        times[i] = model_.op_time_s(items[i].compute, processor_[rep]);
+      else
+        participants_.at(static_cast<size_t>(items[i].collective)).push_back({static_cast<int>(cls), static_cast<int>(i)});
+    }
+    dependents_.push_back(std::move(deps));
+    compute_s_.push_back(std::move(times));
+  }
+  for (size_t c = 0; c < plan_.collectives.size(); ++c) {
+    const auto& ci = plan_.collectives[c];
+    ST_ASSERT(static_cast<int>(ci.participants.size()) == plan_.schedules.at(static_cast<size_t>(ci.schedule)).ranks,
+              "collective " + ci.label + ": participants");
+    std::vector<int> classes;
+    for (int e : ci.participants) classes.push_back(class_of_.at(static_cast<size_t>(e)));
+    std::sort(classes.begin(), classes.end());
+    classes.erase(std::unique(classes.begin(), classes.end()), classes.end());
+    ST_ASSERT(classes.size() == participants_[c].size(), "fast mode: twin classes disagree with collective " + ci.label);
+  }
+}
+
+const std::vector<plan::Item>& FastPlan::items(int cls) const {
+  return plan_.programs[static_cast<size_t>(representative_[static_cast<size_t>(cls)])].items;
+}
+
+const CollectiveRounds& FastPlan::rounds(int c) {
+  const int s = plan_.collectives[static_cast<size_t>(c)].schedule;
+  auto it = rounds_by_schedule_.find(s);
+  if (it == rounds_by_schedule_.end())
+    it = rounds_by_schedule_.emplace(s, std::make_unique<CollectiveRounds>(rounds_for_schedule(plan_, s))).first;
+  return *it->second;
+}
+
+const Round& FastPlan::round_of(int c, size_t round) { return rounds(c).rounds.at(round); }
+
+const FastPlan::PatternInfo& FastPlan::pattern_info(int c, int pattern) {
+  const auto key = std::make_pair(c, pattern);
+  auto it = pattern_info_.find(key);
+  if (it != pattern_info_.end()) return it->second;
+  const auto& participants = plan_.collectives[static_cast<size_t>(c)].participants;
+  const std::vector<RankFlow>& flows = rounds(c).patterns.at(static_cast<size_t>(pattern));
+  std::vector<VertexFlow> vflows;
+  vflows.reserve(flows.size());
+  std::unordered_map<int, int> received;  // receiving rank → flows into it
+  for (const auto& [src, dst] : flows) {
+    vflows.push_back({vertex_[static_cast<size_t>(participants[static_cast<size_t>(src)])],
+                      vertex_[static_cast<size_t>(participants[static_cast<size_t>(dst)])]});
+    ++received[dst];
+  }
+  PatternInfo info;
+  info.network_pattern = network_.add_pattern(vflows);
+  // Concurrent reductions on one receiver share its kCores cores (SimGrid shares a host's cores among executions).
+  for (const auto& [dst, count] : received) {
+    const double rate = reduce_Bps_[static_cast<size_t>(participants[static_cast<size_t>(dst)])];
+    info.reduce_s_per_byte = std::max(info.reduce_s_per_byte, std::max(1.0, count / static_cast<double>(kCores)) / rate);
+  }
+  return pattern_info_.emplace(key, info).first->second;
+}
+
+double FastPlan::pre_s(int c, size_t round) {
+  const Round& r = round_of(c, round);
+  if (r.pattern < 0) return 0.0;
+  return model_.calibration().message_overhead_s + network_.max_latency_s(pattern_info(c, r.pattern).network_pattern);
+}
+
+bool FastPlan::has_transfer(int c, size_t round) { return round_of(c, round).pattern >= 0; }
+
+double FastPlan::post_s(int c, size_t round) {
+  const Round& r = round_of(c, round);
+  if (r.pattern >= 0 && r.reduce_all && r.flow_bytes.empty() && r.copies.empty())
+    return static_cast<double>(r.bytes) * pattern_info(c, r.pattern).reduce_s_per_byte;
+  const auto& participants = plan_.collectives[static_cast<size_t>(c)].participants;
+  std::unordered_map<int, std::pair<double, double>> reduced;  // rank → (largest, total) bytes
+  std::unordered_map<int, double> busy_s;                      // rank → copy seconds
+  if (r.pattern >= 0) {
+    const auto& flows = rounds(c).patterns[static_cast<size_t>(r.pattern)];
+    for (size_t f = 0; f < flows.size(); ++f) {
+      if (!r.reduces(f)) continue;
+      auto& [largest, total] = reduced[flows[f].second];
+      largest = std::max(largest, static_cast<double>(r.bytes_of(f)));
+      total += static_cast<double>(r.bytes_of(f));
+    }
+  }
+  for (const auto& [rank, bytes] : r.copies)
+    busy_s[rank] += static_cast<double>(bytes) / copy_Bps_[static_cast<size_t>(participants[static_cast<size_t>(rank)])];
+  for (const auto& [rank, lt] : reduced)
+    busy_s[rank] += std::max(lt.first, lt.second / kCores) / reduce_Bps_[static_cast<size_t>(participants[static_cast<size_t>(rank)])];
+  double post = 0.0;
+  for (const auto& [rank, s] : busy_s) post = std::max(post, s);
+  return post;
+}
+
+std::vector<double> FastPlan::transfer_s(const std::vector<ActiveKey>& keys) {
+  std::vector<int> ids;
+  for (const ActiveKey& k : keys) ids.push_back(pattern_info(k.collective, round_of(k.collective, k.round).pattern).network_pattern);
+  const auto& rates = network_.rates(ids);
+  std::vector<double> out;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const Round& r = round_of(keys[i].collective, keys[i].round);
+    const FlowNetwork::PatternRates& pr = rates.at(ids[i]);
+    if (r.flow_bytes.empty()) {
+      out.push_back(static_cast<double>(r.bytes) * pr.max_inverse_rate);
+      continue;
+    }
+    double t = 0.0;
+    for (size_t f = 0; f < r.flow_bytes.size(); ++f)
+      t = std::max(t, static_cast<double>(r.flow_bytes[f]) * pr.inverse_rate[f]);
+    out.push_back(t);
+  }
+  return out;
+}
+
+}  // namespace scaletwin::sim::fast

@@ -1,0 +1,92 @@
+// What the fast mode's event loop (fast_runner.cpp) asks of a plan: twin classes of endpoints, per-class items
+// and their compute times, the participants of each collective by class, the rounds of each collective and the
+// times of their phases (latency, fluid transfer under the current combination, reductions and copies), and the
+// final PointResult, computed as the message-level runner does.
+//
+// Twin classes: endpoints whose programs are identical item for item (kind, compute op, collective, deps), of the
+// same kind on the same processor, behave identically once every collective starts when its last participant
+// arrives and completes for all at once: the class is simulated once, by its first endpoint (representative).
+#pragma once
+
+#include <array>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "plan/iteration_plan.hpp"
+#include "sim/calibration.hpp"
+#include "sim/compute_model.hpp"
+#include "sim/fast_network.hpp"
+#include "sim/fast_rounds.hpp"
+#include "sim/report.hpp"
+#include "sim/runner.hpp"
+#include "topology/cluster.hpp"
+
+namespace scaletwin::sim::fast {
+
+struct IterationRecord {
+  double start_s = 0.0;
+  double end_s = -1.0;
+  std::array<double, 6> phase_s{};
+  std::map<int, double> collective_s;  // collective index -> launch-to-completion seconds
+};
+
+struct ActiveKey {
+  int collective = -1;
+  size_t round = 0;
+};
+
+// The rounds of schedule `s` of `plan`: from its steps when materialized, else from its recipe.
+CollectiveRounds rounds_for_schedule(const plan::IterationPlan& plan, int s);
+
+class FastPlan {
+ public:
+  FastPlan(const plan::IterationPlan& plan, const topology::Cluster& cluster, const Calibration& calibration,
+           const RunOptions& options);
+
+  size_t class_count() const { return representative_.size(); }
+  int representative(int cls) const { return representative_[static_cast<size_t>(cls)]; }
+  const std::vector<plan::Item>& items(int cls) const;
+  const std::vector<std::vector<int>>& dependents(int cls) const { return dependents_[static_cast<size_t>(cls)]; }
+  double compute_s(int cls, int item) const { return compute_s_[static_cast<size_t>(cls)][static_cast<size_t>(item)]; }
+  // (class, item) of every participant class of collective c.
+  const std::vector<std::pair<int, int>>& participants(int c) const { return participants_[static_cast<size_t>(c)]; }
+
+  const CollectiveRounds& rounds(int c);
+  double pre_s(int c, size_t round);        // sender overhead + largest route latency (0 without transfers)
+  bool has_transfer(int c, size_t round);
+  double post_s(int c, size_t round);       // reductions and copies on the receivers
+  // Transfer durations of the given rounds when they share the network, at the rates of this combination.
+  std::vector<double> transfer_s(const std::vector<ActiveKey>& keys);
+
+  PointResult collect(const std::vector<std::vector<IterationRecord>>& records, double now_s) const;
+  size_t combinations_computed() const { return network_.combinations_computed(); }
+
+ private:
+  struct PatternInfo {
+    int network_pattern = -1;
+    double reduce_s_per_byte = 0.0;  // uniform rounds where every receiver reduces
+  };
+  void build_classes();
+  const PatternInfo& pattern_info(int c, int pattern);
+  const Round& round_of(int c, size_t round);
+
+  const plan::IterationPlan& plan_;
+  const topology::Cluster& cluster_;
+  ComputeModel model_;
+  RunOptions options_;
+  FlowNetwork network_;
+  std::vector<int> vertex_;           // per endpoint
+  std::vector<Processor> processor_;  // per endpoint
+  std::vector<double> reduce_Bps_, copy_Bps_;  // per endpoint
+  std::vector<int> class_of_;         // per endpoint
+  std::vector<int> representative_;   // per class
+  std::vector<std::vector<std::vector<int>>> dependents_;  // [class][item]
+  std::vector<std::vector<double>> compute_s_;             // [class][item]
+  std::vector<std::vector<std::pair<int, int>>> participants_;  // [collective]
+  std::map<int, std::unique_ptr<CollectiveRounds>> rounds_by_schedule_;
+  std::map<std::pair<int, int>, PatternInfo> pattern_info_;  // (collective, schedule pattern)
+};
+
+}  // namespace scaletwin::sim::fast
