@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "sim/fast_runner.hpp"
 
 namespace scaletwin::sim {
 
@@ -103,6 +104,38 @@ PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, cons
   throw InternalError(fmt::format("{} GPUs: {}", gpus, message));
 }
 
+const char* fidelity_name(Fidelity f) {
+  switch (f) {
+    case Fidelity::kMessage: return "message";
+    case Fidelity::kFast: return "fast";
+    case Fidelity::kAuto: return "auto";
+  }
+  return "?";
+}
+
+Fidelity fidelity_from_name(const std::string& name) {
+  for (Fidelity f : {Fidelity::kMessage, Fidelity::kFast, Fidelity::kAuto})
+    if (name == fidelity_name(f)) return f;
+  throw InputError("", "--fidelity", fmt::format("message, fast or auto (got \"{}\")", name));
+}
+
+PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
+                                  const RunOptions& options, Fidelity fidelity) {
+  const bool fast = fidelity == Fidelity::kFast || (fidelity == Fidelity::kAuto && gpus > kAutoFastAboveGpus);
+  const plan::Scheme& scheme = scenario.scheme;
+  const bool ps = scheme.kind == plan::SchemeKind::kPs ||
+                  (scheme.kind == plan::SchemeKind::kHybrid && scheme.data_parallel == plan::SchemeKind::kPs);
+  if (!fast || (ps && scheme.ps.mode != plan::PsMode::kSync))
+    return simulate_point_forked(scenario, gpus, calibration, options);
+  const models::Model model = plan::load_scenario_model(scenario);
+  const topology::Cluster cluster = plan::load_scenario_cluster(scenario, gpus);
+  const plan::IterationPlan plan = plan::lower(scenario, model, cluster, gpus);
+  RunOptions run = options;
+  run.real_data = scenario.training.data == "real";
+  run.half_precision = scenario.training.precision != "fp32";
+  return run_iteration_plan_fast(plan, cluster, calibration, run);
+}
+
 Report predict(const plan::Scenario& scenario, const PredictOptions& options) {
   Report report;
   report.scenario = scenario.name;
@@ -112,14 +145,14 @@ Report predict(const plan::Scenario& scenario, const PredictOptions& options) {
   const std::vector<int> gpus = sweep_of(scenario, options.gpus);
   double base_images_per_sec = 0.0;
   for (int g : gpus) {
-    PointResult p = simulate_point_forked(scenario, g, options.calibration, options.run);
+    PointResult p = simulate_point_forked(scenario, g, options.calibration, options.run, options.fidelity);
     if (g == 1) base_images_per_sec = p.images_per_sec;
     report.predictions.push_back(std::move(p));
   }
   if (base_images_per_sec == 0.0) {
     RunOptions quiet = options.run;
     quiet.trace = false;
-    base_images_per_sec = simulate_point_forked(scenario, 1, options.calibration, quiet).images_per_sec;
+    base_images_per_sec = simulate_point_forked(scenario, 1, options.calibration, quiet, options.fidelity).images_per_sec;
   }
   // The largest one-node point, for multi-node speedups as papers report them (BSC: 16 nodes over one node).
   const PointResult* one_node = nullptr;

@@ -7,6 +7,7 @@
 // nodes also get speedup_over_one_node, against the largest one-node point of the sweep.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "plan/scenario.hpp"
@@ -16,10 +17,19 @@
 
 namespace scaletwin::sim {
 
+// Which simulator times a point: the message-level SimGrid runner (runner.hpp), the fast round-level one
+// (fast_runner.hpp), or auto: fast above kAutoFastAboveGpus GPUs, message-level up to it. Plans the fast mode
+// cannot run (asynchronous ones) always use the message level. PointResult::fidelity says which was used.
+enum class Fidelity { kMessage, kFast, kAuto };
+constexpr int kAutoFastAboveGpus = 64;
+const char* fidelity_name(Fidelity f);
+Fidelity fidelity_from_name(const std::string& name);  // InputError naming --fidelity otherwise
+
 struct PredictOptions {
   std::vector<int> gpus;  // empty: the scenario's sweep, else nodes * gpus_per_node
   Calibration calibration = default_calibration();
   RunOptions run;
+  Fidelity fidelity = Fidelity::kAuto;
 };
 
 // The GPU counts a scenario is predicted for.
@@ -32,6 +42,11 @@ PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calib
 // Simulates one point in a forked child and returns its result.
 PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
                                   const RunOptions& options);
+
+// With a fidelity: kMessage as above (forked); kFast and kAuto lower the plan in this process and run the fast
+// mode in it when it applies (no SimGrid engine involved), else fork as above.
+PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
+                                  const RunOptions& options, Fidelity fidelity);
 
 Report predict(const plan::Scenario& scenario, const PredictOptions& options);
 
