@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <thread>
 
 #include "core/error.hpp"
@@ -198,6 +199,10 @@ TrainResult train(const plan::Scenario& scenario, const TrainOptions& options, M
   ctx.lr.base_lr = scenario.training.learning_rate;
   ctx.lr.reference_batch = scenario.training.lr_reference_batch;
   ctx.lr.global_batch = ctx.update_batch;
+  // Step decay at the given fractions of the run, counted in updates (an on-demand server applies one per talker
+  // and iteration).
+  const double updates = static_cast<double>(ctx.iterations) * static_cast<double>(std::max<size_t>(1, talkers.size()));
+  for (double f : options.lr_decay_at) ctx.lr.decay_steps.push_back(std::llround(f * updates));
   ctx.lr.warmup_steps = warmup_steps_for(static_cast<double>(scenario.training.lr_warmup_epochs), samples, ctx.update_batch);
 
   if (ctx.rank == 0 && options.on_start) options.on_start(ctx.plan, ctx.iterations);
