@@ -1,0 +1,222 @@
+// The HTML report page: scenario header, calibration table, the four SVG charts (svg_chart.hpp) and the prediction
+// table, with inline CSS only. Pure string building: no files, no clock, so the same report gives the same page.
+#include "sim/report_html.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "core/units.hpp"
+#include "sim/svg_chart.hpp"
+
+namespace scaletwin::sim {
+
+namespace {
+
+using svg::escape;
+
+constexpr const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
+constexpr const char* kIdealColor = "#7f7f7f";
+
+std::string color_of(size_t i) { return kPalette[i % std::size(kPalette)]; }
+
+std::string series_name(const std::vector<Report>& reports, size_t i) {
+  return reports.size() == 1 ? std::string("predicted") : fmt::format("({}) {}", i + 1, reports[i].scheme);
+}
+
+// log2 axis over the GPU counts of every report, one tick per count.
+svg::Axis gpu_axis(const std::vector<Report>& reports) {
+  std::set<int> counts;
+  for (const Report& r : reports)
+    for (const PointResult& p : r.predictions)
+      if (p.gpus > 0) counts.insert(p.gpus);
+  svg::Axis a;
+  a.label = "GPUs";
+  a.log2 = true;
+  if (counts.empty()) counts.insert(1);
+  a.min = *counts.begin();
+  a.max = *counts.rbegin();
+  if (a.min == a.max) a.min /= 2.0, a.max *= 2.0;
+  for (int g : counts) a.ticks.push_back({static_cast<double>(g), std::to_string(g)});
+  return a;
+}
+
+// Images/s of one GPU, from any point (speedup is against the 1-GPU point); 0 when unknown.
+double one_gpu_rate(const Report& r) {
+  for (const PointResult& p : r.predictions)
+    if (p.speedup > 0.0) return p.images_per_sec / p.speedup;
+  return 0.0;
+}
+
+// The measured value `field` of each report as a solid series, and field_ideal(report, gpus) as a dashed one.
+template <typename Value, typename Ideal>
+std::vector<svg::Series> scaling_series(const std::vector<Report>& reports, Value value, Ideal ideal, double* max_y) {
+  std::vector<svg::Series> out;
+  for (size_t i = 0; i < reports.size(); ++i) {
+    svg::Series s{series_name(reports, i), color_of(i), {}, {}, false};
+    svg::Series id{reports.size() == 1 ? std::string("ideal linear") : fmt::format("ideal ({})", i + 1),
+                   reports.size() == 1 ? std::string(kIdealColor) : color_of(i), {}, {}, true};
+    for (const PointResult& p : reports[i].predictions) {
+      if (p.gpus <= 0) continue;
+      s.x.push_back(p.gpus), s.y.push_back(value(p));
+      id.x.push_back(p.gpus), id.y.push_back(ideal(reports[i], p));
+      *max_y = std::max({*max_y, s.y.back(), id.y.back()});
+    }
+    out.push_back(std::move(s));
+    if (reports.size() == 1 || i == 0 || one_gpu_rate(reports[i]) != one_gpu_rate(reports[0]))
+      out.push_back(std::move(id));
+  }
+  return out;
+}
+
+// 0..120 % in steps of 20 (room above the ideal 100 % line), wider when some point exceeds it.
+svg::Axis efficiency_axis(double max_percent) {
+  if (max_percent > 120.0) return svg::linear_axis("efficiency (%)", max_percent);
+  svg::Axis a;
+  a.label = "efficiency (%)";
+  a.max = 120.0;
+  for (int v = 0; v <= 120; v += 20) a.ticks.push_back({static_cast<double>(v), std::to_string(v)});
+  return a;
+}
+
+std::string scaling_charts(const std::vector<Report>& reports) {
+  const svg::Axis x = gpu_axis(reports);
+  double max_rate = 0.0, max_speedup = 0.0, max_eff = 0.0;
+  auto rate = scaling_series(
+      reports, [](const PointResult& p) { return p.images_per_sec; },
+      [](const Report& r, const PointResult& p) { return one_gpu_rate(r) * p.gpus; }, &max_rate);
+  auto speedup = scaling_series(
+      reports, [](const PointResult& p) { return p.speedup; },
+      [](const Report&, const PointResult& p) { return static_cast<double>(p.gpus); }, &max_speedup);
+  auto eff = scaling_series(
+      reports, [](const PointResult& p) { return 100.0 * p.efficiency; },
+      [](const Report&, const PointResult&) { return 100.0; }, &max_eff);
+  return svg::line_chart("images_per_sec", "Throughput", x, svg::linear_axis("images/s", max_rate), rate) +
+         svg::line_chart("speedup", "Speedup over 1 GPU", x, svg::linear_axis("speedup", max_speedup), speedup) +
+         svg::line_chart("efficiency", "Scaling efficiency", x, efficiency_axis(max_eff), eff);
+}
+
+// Seconds axis with tick labels in ms below one second.
+svg::Axis seconds_axis(double max_s) {
+  svg::Axis a = svg::linear_axis("time per iteration", max_s);
+  const bool ms = a.max < 1.0;
+  a.label += ms ? " (ms)" : " (s)";
+  for (svg::Tick& t : a.ticks) t.label = fmt::format("{:g}", ms ? t.value * 1e3 : t.value);
+  return a;
+}
+
+std::string breakdown_chart(const std::vector<Report>& reports) {
+  const std::vector<svg::Segment> segments = {
+      {"data", "#f2a93b"}, {"compute", "#4c78a8"}, {"exposed comm", "#e45756"}, {"idle", "#bab0ac"}};
+  std::vector<svg::Bar> bars;
+  double max_s = 0.0;
+  for (size_t i = 0; i < reports.size(); ++i)
+    for (const PointResult& p : reports[i].predictions) {
+      const TimeBreakdown b = time_breakdown(p);
+      const std::string label = reports.size() == 1 ? std::to_string(p.gpus) : fmt::format("{} ({})", p.gpus, i + 1);
+      bars.push_back({label, {b.data_s, b.compute_s, b.exposed_comm_s, b.idle_s}});
+      max_s = std::max(max_s, p.iteration_s);
+    }
+  svg::Frame frame;
+  frame.width = std::max(560.0, 90.0 + 46.0 * static_cast<double>(bars.size()));
+  return svg::stacked_bar_chart("breakdown", "Iteration time on the critical worker", "GPUs", seconds_axis(max_s),
+                                segments, bars, frame);
+}
+
+std::string cell(const std::string& text) { return "<td>" + escape(text) + "</td>"; }
+
+std::string prediction_table(const Report& r) {
+  std::string out =
+      "<table class=\"num\"><tr><th>GPUs</th><th>nodes</th><th>iteration</th><th>images/s</th><th>speedup</th>"
+      "<th>efficiency</th><th>vs 1 node</th><th>data</th><th>compute</th><th>exposed comm</th><th>idle</th>"
+      "<th>staleness</th><th>fidelity</th></tr>\n";
+  for (const PointResult& p : r.predictions) {
+    const TimeBreakdown b = time_breakdown(p);
+    out += "<tr>" + cell(std::to_string(p.gpus)) + cell(std::to_string(p.nodes)) + cell(format_seconds(p.iteration_s)) +
+           cell(fmt::format("{:.1f}", p.images_per_sec)) + cell(fmt::format("{:.2f}", p.speedup)) +
+           cell(fmt::format("{:.1f}%", 100.0 * p.efficiency)) +
+           cell(p.speedup_over_one_node > 0.0 ? fmt::format("{:.2f}", p.speedup_over_one_node) : "-") +
+           cell(format_seconds(b.data_s)) + cell(format_seconds(b.compute_s)) +
+           cell(format_seconds(b.exposed_comm_s)) + cell(format_seconds(b.idle_s)) +
+           cell(p.sync == "sync" ? "-" : fmt::format("{:.2f}", p.staleness_mean)) + cell(p.fidelity) + "</tr>\n";
+  }
+  return out + "</table>\n";
+}
+
+// Flattens the calibration JSON into "path = value" rows.
+void calibration_rows(const Json& j, const std::string& path, std::string* out) {
+  if (j.is_object()) {
+    for (const auto& [key, value] : j.items()) calibration_rows(value, path.empty() ? key : path + " / " + key, out);
+    return;
+  }
+  const std::string value = j.is_number_float() ? fmt::format("{:g}", j.get<double>()) : j.dump();
+  *out += "<tr><td>" + escape(path) + "</td><td>" + escape(value) + "</td></tr>\n";
+}
+
+std::string header(const std::vector<Report>& reports, const ReportContext& c) {
+  const Report& first = reports.front();
+  std::string out = fmt::format("<h1>{}</h1>\n<table class=\"kv\">\n", escape(first.scenario));
+  out += "<tr><th>model</th>" + cell(first.model) + "</tr>\n<tr><th>cluster</th>" + cell(first.cluster) + "</tr>\n";
+  for (size_t i = 0; i < reports.size(); ++i)
+    out += "<tr><th>scheme</th>" + cell(reports.size() == 1 ? reports[i].scheme : series_name(reports, i)) + "</tr>\n";
+  if (c.batch_per_gpu > 0) out += "<tr><th>batch</th>" + cell(fmt::format("{} per GPU", c.batch_per_gpu)) + "</tr>\n";
+  out += "<tr><th>calibration</th>" + cell(c.calibration_source) + "</tr>\n</table>\n";
+  return out;
+}
+
+constexpr const char* kStyle = R"(<style>
+body { font-family: sans-serif; margin: 24px; color: #222; max-width: 1160px; }
+h1 { font-size: 22px; margin: 0 0 12px; } h2 { font-size: 17px; margin: 24px 0 8px; }
+table { border-collapse: collapse; font-size: 13px; }
+td, th { padding: 3px 10px; border-bottom: 1px solid #ddd; text-align: left; }
+table.num td, table.num th { text-align: right; } table.kv th { color: #555; font-weight: normal; }
+.charts { display: flex; flex-wrap: wrap; gap: 12px; } svg.chart { background: #fff; border: 1px solid #eee; }
+details { margin-top: 16px; font-size: 13px; }
+</style>
+)";
+
+}  // namespace
+
+TimeBreakdown time_breakdown(const PointResult& p) {
+  TimeBreakdown b;
+  double left = std::max(0.0, p.iteration_s);
+  auto take = [&left](double want) {
+    const double got = std::clamp(want, 0.0, left);
+    left -= got;
+    return got;
+  };
+  const auto data = p.phase_s.find("data");
+  b.data_s = take(data == p.phase_s.end() ? 0.0 : data->second);
+  b.compute_s = take(p.compute_s - b.data_s);
+  b.exposed_comm_s = take(p.exposed_comm_s);
+  b.idle_s = left;
+  return b;
+}
+
+std::string report_html(const Report& report) { return report_html(std::vector<Report>{report}, ReportContext{}); }
+
+std::string report_html(const Report& report, const ReportContext& context) {
+  return report_html(std::vector<Report>{report}, context);
+}
+
+std::string report_html(const std::vector<Report>& reports, const ReportContext& context) {
+  const std::vector<Report> shown = reports.empty() ? std::vector<Report>{Report{}} : reports;
+  std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  out += fmt::format("<title>scaletwin: {}</title>\n", escape(shown.front().scenario)) + kStyle + "</head>\n<body>\n";
+  out += header(shown, context);
+  out += "<h2>Scaling</h2>\n<div class=\"charts\">\n" + scaling_charts(shown) + breakdown_chart(shown) + "</div>\n";
+  for (size_t i = 0; i < shown.size(); ++i) {
+    out += shown.size() == 1 ? std::string("<h2>Predictions</h2>\n")
+                             : fmt::format("<h2>Predictions: {}</h2>\n", escape(series_name(shown, i)));
+    out += prediction_table(shown[i]);
+  }
+  if (!context.calibration.is_null()) {
+    out += "<details open><summary>Calibration: " + escape(context.calibration_source) + "</summary>\n<table>\n";
+    calibration_rows(context.calibration, "", &out);
+    out += "</table>\n</details>\n";
+  }
+  return out + "</body>\n</html>\n";
+}
+
+}  // namespace scaletwin::sim

@@ -1,0 +1,177 @@
+// Generic SVG charts for the HTML report: escaping, nice axis ranges, the data-to-pixel scale, axes with grid
+// lines, line charts and stacked bar charts. Only fmt; the output is plain SVG 1.1 markup with inline styles.
+#include "sim/svg_chart.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace scaletwin::sim::svg {
+
+std::string escape(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+double nice_max(double value) {
+  if (!(value > 0.0) || !std::isfinite(value)) return 1.0;
+  const double power = std::pow(10.0, std::floor(std::log10(value)));
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
+    if (m * power >= value * (1.0 - 1e-12)) return m * power;
+  return 10.0 * power;
+}
+
+std::string num(double value) { return fmt::format("{:.2f}", value); }
+
+Axis linear_axis(const std::string& label, double max_value, const std::string& format) {
+  Axis a;
+  a.label = label;
+  a.max = nice_max(max_value);
+  for (int i = 0; i <= 5; ++i) {
+    const double v = a.max * i / 5.0;
+    a.ticks.push_back({v, fmt::format(fmt::runtime(format), v)});
+  }
+  return a;
+}
+
+namespace {
+
+double along(const Axis& a, double v) {
+  if (!a.log2) return (v - a.min) / (a.max - a.min);
+  ST_ASSERT(a.min > 0.0 && a.max > 0.0 && v > 0.0, "log2 axis with a value <= 0");
+  return (std::log2(v) - std::log2(a.min)) / (std::log2(a.max) - std::log2(a.min));
+}
+
+std::string open_svg(const std::string& id, const std::string& title, const Frame& f) {
+  return fmt::format(
+      "<svg class=\"chart\" data-chart=\"{}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+      "viewBox=\"0 0 {} {}\" font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<text x=\"{}\" y=\"22\" font-size=\"15\" font-weight=\"bold\">{}</text>\n",
+      escape(id), num(f.width), num(f.height), num(f.width), num(f.height), num(f.left), escape(title));
+}
+
+// Grid lines, tick labels, the plot border and both axis labels. x ticks may be empty (categorical axes).
+std::string axes(const Scale& s, const Axis& x, const Axis& y) {
+  const Frame& f = s.frame();
+  const double x0 = f.left, x1 = f.left + f.plot_width(), y0 = f.top, y1 = f.top + f.plot_height();
+  std::string out = "<g class=\"axes\" stroke-width=\"1\">\n";
+  for (const Tick& t : y.ticks) {
+    const double py = s.py(t.value);
+    out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#e3e3e3\"/>", num(x0), num(py), num(x1),
+                       num(py));
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">{}</text>\n", num(x0 - 6),
+                       num(py + 4), escape(t.label));
+  }
+  for (const Tick& t : x.ticks) {
+    const double px = s.px(t.value);
+    out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#e3e3e3\"/>", num(px), num(y0), num(px),
+                       num(y1));
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n", num(px),
+                       num(y1 + 16), escape(t.label));
+  }
+  out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#888\"/>\n", num(x0),
+                     num(y0), num(f.plot_width()), num(f.plot_height()));
+  out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#222\">{}</text>\n", num((x0 + x1) / 2),
+                     num(f.height - 10), escape(x.label));
+  out += fmt::format("<text transform=\"translate(16 {}) rotate(-90)\" text-anchor=\"middle\" fill=\"#222\">{}</text>\n",
+                     num((y0 + y1) / 2), escape(y.label));
+  return out + "</g>\n";
+}
+
+// One row of legend entries along the top right of the plot, right-aligned.
+std::string legend(const Frame& f, const std::vector<std::pair<std::string, std::string>>& entries,
+                   const std::vector<bool>& dashed) {
+  std::string out = "<g class=\"legend\">\n";
+  double x = f.left + f.plot_width();
+  for (size_t i = entries.size(); i-- > 0;) {
+    const auto& [name, color] = entries[i];
+    x -= 7.0 * static_cast<double>(name.size()) + 34.0;
+    const double y = f.top - 12;
+    out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"{}\"{}/>", num(x),
+                       num(y), num(x + 18), num(y), escape(color), dashed[i] ? 2 : 8,
+                       dashed[i] ? " stroke-dasharray=\"5 3\"" : "");
+    out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#222\">{}</text>\n", num(x + 22), num(y + 4), escape(name));
+  }
+  return out + "</g>\n";
+}
+
+}  // namespace
+
+double Scale::px(double x) const { return frame_.left + along(x_, x) * frame_.plot_width(); }
+double Scale::py(double y) const { return frame_.top + (1.0 - along(y_, y)) * frame_.plot_height(); }
+
+std::string line_chart(const std::string& id, const std::string& title, const Axis& x, const Axis& y,
+                       const std::vector<Series>& series, const Frame& frame) {
+  const Scale s(frame, x, y);
+  std::string out = open_svg(id, title, frame) + axes(s, x, y);
+  std::vector<std::pair<std::string, std::string>> entries;
+  std::vector<bool> dashed;
+  for (const Series& ser : series) {
+    ST_ASSERT(ser.x.size() == ser.y.size(), "series with unequal x and y");
+    std::string points;
+    for (size_t i = 0; i < ser.x.size(); ++i)
+      points += fmt::format("{}{},{}", i ? " " : "", num(s.px(ser.x[i])), num(s.py(ser.y[i])));
+    out += fmt::format(
+        "<polyline class=\"series\" data-series=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\"{} "
+        "points=\"{}\"/>\n",
+        escape(ser.name), escape(ser.color), ser.dashed ? "1.5" : "2.5",
+        ser.dashed ? " stroke-dasharray=\"6 4\"" : "", points);
+    if (!ser.dashed)
+      for (size_t i = 0; i < ser.x.size(); ++i)
+        out += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{}\"><title>{}: {:g}</title></circle>\n",
+                           num(s.px(ser.x[i])), num(s.py(ser.y[i])), escape(ser.color), escape(ser.name), ser.y[i]);
+    entries.emplace_back(ser.name, ser.color);
+    dashed.push_back(ser.dashed);
+  }
+  return out + legend(frame, entries, dashed) + "</svg>\n";
+}
+
+std::string stacked_bar_chart(const std::string& id, const std::string& title, const std::string& x_label,
+                              const Axis& y, const std::vector<Segment>& segments, const std::vector<Bar>& bars,
+                              const Frame& frame) {
+  Axis x;
+  x.label = x_label;
+  x.max = std::max<double>(1.0, static_cast<double>(bars.size()));
+  const Scale s(frame, x, y);
+  std::string out = open_svg(id, title, frame) + axes(s, x, y);
+  const double band = frame.plot_width() / x.max;
+  const double bar_width = std::min(60.0, band * 0.7);
+  for (size_t b = 0; b < bars.size(); ++b) {
+    const Bar& bar = bars[b];
+    ST_ASSERT(bar.values.size() == segments.size(), "bar with a value per segment");
+    const double cx = s.px(static_cast<double>(b) + 0.5);
+    out += fmt::format("<g class=\"bar\" data-bar=\"{}\">\n", escape(bar.label));
+    double base = 0.0;
+    for (size_t k = 0; k < segments.size(); ++k) {
+      const double top = base + bar.values[k];
+      out += fmt::format(
+          "<rect class=\"segment\" data-segment=\"{}\" data-value=\"{:.9g}\" x=\"{}\" y=\"{}\" width=\"{}\" "
+          "height=\"{}\" fill=\"{}\"><title>{} {}: {:g}</title></rect>\n",
+          escape(segments[k].name), bar.values[k], num(cx - bar_width / 2), num(s.py(top)), num(bar_width),
+          num(s.py(base) - s.py(top)), escape(segments[k].color), escape(bar.label), escape(segments[k].name),
+          bar.values[k]);
+      base = top;
+    }
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n</g>\n", num(cx),
+                       num(frame.top + frame.plot_height() + 16), escape(bar.label));
+  }
+  std::vector<std::pair<std::string, std::string>> entries;
+  for (const Segment& seg : segments) entries.emplace_back(seg.name, seg.color);
+  return out + legend(frame, entries, std::vector<bool>(segments.size(), false)) + "</svg>\n";
+}
+
+}  // namespace scaletwin::sim::svg

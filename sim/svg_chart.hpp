@@ -1,0 +1,92 @@
+// Small generic SVG charts for the HTML report (report_html.hpp): one frame (plot area inside margins), a linear
+// or log2 axis with labelled ticks and grid lines, a line chart of several series, and a chart of stacked bars.
+// Every chart of the report goes through Frame + Axis, so pixel positions follow one rule:
+//   px(x) = left + (t(x) - t(min)) / (t(max) - t(min)) * plot_width,   t = identity or log2,
+//   py(y) = top + (1 - (y - min) / (max - min)) * plot_height.
+// Text is escaped here; callers pass plain strings. No scripts, no fonts: the output renders offline.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace scaletwin::sim::svg {
+
+// <, >, &, " and ' as entities.
+std::string escape(const std::string& text);
+// The smallest of 1, 2, 2.5, 5 times a power of ten that is >= value (value <= 0: 1).
+double nice_max(double value);
+// Coordinates and other numbers as they are written into the SVG: fixed, two decimals.
+std::string num(double value);
+
+struct Tick {
+  double value = 0.0;
+  std::string label;
+};
+
+struct Axis {
+  std::string label;
+  double min = 0.0;
+  double max = 1.0;
+  bool log2 = false;        // positions by log2(value); min and max must be > 0
+  std::vector<Tick> ticks;  // labelled positions (and grid lines)
+};
+
+// A linear axis from 0 to nice_max(max_value) with five ticks, labelled with `format` ("{:g}" style fmt spec).
+Axis linear_axis(const std::string& label, double max_value, const std::string& format = "{:g}");
+
+struct Frame {
+  double width = 560.0;
+  double height = 340.0;
+  double left = 70.0;
+  double right = 20.0;
+  double top = 40.0;
+  double bottom = 50.0;
+
+  double plot_width() const { return width - left - right; }
+  double plot_height() const { return height - top - bottom; }
+};
+
+// Data to pixels for one frame and its two axes.
+class Scale {
+ public:
+  Scale(const Frame& frame, const Axis& x, const Axis& y) : frame_(frame), x_(x), y_(y) {}
+  double px(double x) const;
+  double py(double y) const;
+  const Frame& frame() const { return frame_; }
+
+ private:
+  Frame frame_;
+  Axis x_;
+  Axis y_;
+};
+
+struct Series {
+  std::string name;
+  std::string color;
+  std::vector<double> x;
+  std::vector<double> y;
+  bool dashed = false;  // dashed and without markers: reference lines (ideal scaling)
+};
+
+// <svg class="chart" data-chart=ID> with title, axes, grid, one <polyline class="series"> per series (points in
+// data order, data-series=name), circle markers on solid series, and a legend.
+std::string line_chart(const std::string& id, const std::string& title, const Axis& x, const Axis& y,
+                       const std::vector<Series>& series, const Frame& frame = {});
+
+struct Segment {
+  std::string name;
+  std::string color;
+};
+
+struct Bar {
+  std::string label;            // under the bar
+  std::vector<double> values;   // one per segment, stacked bottom-up
+};
+
+// Bars at categorical positions (x axis 0..bars, bar i centred on i + 0.5), each a stack of <rect class="segment">
+// with data-segment=name and data-value=value; a legend names the segments.
+std::string stacked_bar_chart(const std::string& id, const std::string& title, const std::string& x_label,
+                              const Axis& y, const std::vector<Segment>& segments, const std::vector<Bar>& bars,
+                              const Frame& frame = {});
+
+}  // namespace scaletwin::sim::svg

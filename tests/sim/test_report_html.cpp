@@ -1,0 +1,187 @@
+// The HTML report (sim/report_html.hpp): well-formed enough, one <svg> per chart, series points where the axis
+// range puts them (hand-computed from the default frame: plot x 70..540, y 40..290), the ideal line, stacked bars
+// that add up to the iteration time, and escaped text.
+#include <catch2/catch.hpp>
+
+#include <regex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/report_html.hpp"
+#include "sim/svg_chart.hpp"
+
+namespace {
+
+using scaletwin::sim::PointResult;
+using scaletwin::sim::Report;
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
+// Four points, 1..8 GPUs, 100 images/s on one GPU; the 8-GPU point waits 10 ms on others and loads data for 5 ms.
+Report sample_report() {
+  Report r;
+  r.scenario = "a<b & c";
+  r.model = "resnet50";
+  r.cluster = "bsc-k80";
+  r.scheme = "ps(sync)";
+  const int gpus[] = {1, 2, 4, 8};
+  const double rate[] = {100.0, 190.0, 360.0, 680.0};
+  for (int i = 0; i < 4; ++i) {
+    PointResult p;
+    p.gpus = gpus[i];
+    p.nodes = 1;
+    p.images_per_sec = rate[i];
+    p.speedup = rate[i] / 100.0;
+    p.efficiency = p.speedup / gpus[i];
+    p.iteration_s = 32.0 * gpus[i] / rate[i];
+    p.compute_s = 0.3;
+    p.phase_s = {{"forward", 0.1}, {"backward_input", 0.1}, {"backward_weight", 0.1}};
+    p.exposed_comm_s = p.iteration_s - p.compute_s;
+    p.sync = "sync";
+    if (i == 3) {
+      p.phase_s["data"] = 0.005;
+      p.compute_s += 0.005;
+      p.exposed_comm_s = p.iteration_s - p.compute_s - 0.010;
+    }
+    r.predictions.push_back(p);
+  }
+  return r;
+}
+
+std::string chart(const std::string& html, const std::string& id) {
+  const size_t begin = html.find("data-chart=\"" + id + "\"");
+  REQUIRE(begin != std::string::npos);
+  const size_t end = html.find("</svg>", begin);
+  REQUIRE(end != std::string::npos);
+  return html.substr(begin, end - begin);
+}
+
+std::vector<std::pair<double, double>> points(const std::string& svg, const std::string& series) {
+  const std::regex re("data-series=\"" + series + "\"[^>]*points=\"([^\"]*)\"");
+  std::smatch m;
+  REQUIRE(std::regex_search(svg, m, re));
+  std::vector<std::pair<double, double>> out;
+  const std::string list = m[1];
+  const std::regex pt("([-0-9.]+),([-0-9.]+)");
+  for (auto it = std::sregex_iterator(list.begin(), list.end(), pt); it != std::sregex_iterator(); ++it)
+    out.emplace_back(std::stod((*it)[1]), std::stod((*it)[2]));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("report_html is one page with one svg per chart", "[report_html]") {
+  const std::string html = scaletwin::sim::report_html(sample_report());
+  CHECK(count(html, "<html") == 1);
+  CHECK(count(html, "</html>") == 1);
+  CHECK(count(html, "<body>") == 1);
+  CHECK(count(html, "</body>") == 1);
+  CHECK(count(html, "<svg") == 4);
+  CHECK(count(html, "</svg>") == 4);
+  CHECK(count(html, "<table") == count(html, "</table>"));
+  for (const char* id : {"images_per_sec", "speedup", "efficiency", "breakdown"})
+    CHECK(count(html, std::string("data-chart=\"") + id + "\"") == 1);
+  // Self-contained: no scripts, no external resources.
+  CHECK(count(html, "<script") == 0);
+  CHECK(count(html, "http://") == count(html, "xmlns=\"http://www.w3.org/2000/svg\""));
+  CHECK(count(html, "https://") == 0);
+  CHECK(count(html, "<link") == 0);
+}
+
+TEST_CASE("report_html places the images/s points by the axis range", "[report_html]") {
+  const std::string svg = chart(scaletwin::sim::report_html(sample_report()), "images_per_sec");
+  // y axis 0..nice_max(800) = 0..1000 (ideal at 8 GPUs is 800 images/s); x axis log2 1..8.
+  const auto p = points(svg, "predicted");
+  REQUIRE(p.size() == 4);
+  CHECK(p[0].first == Approx(70.0).margin(0.006));
+  CHECK(p[0].second == Approx(40.0 + 250.0 * (1.0 - 100.0 / 1000.0)).margin(0.006));  // 265
+  CHECK(p[1].first == Approx(70.0 + 470.0 / 3.0).margin(0.006));                      // log2(2)/log2(8)
+  CHECK(p[3].first == Approx(540.0).margin(0.006));
+  CHECK(p[3].second == Approx(40.0 + 250.0 * (1.0 - 680.0 / 1000.0)).margin(0.006));  // 120
+  const auto ideal = points(svg, "ideal linear");
+  REQUIRE(ideal.size() == 4);
+  CHECK(ideal[0].second == Approx(265.0).margin(0.006));
+  CHECK(ideal[2].second == Approx(40.0 + 250.0 * (1.0 - 400.0 / 1000.0)).margin(0.006));
+  CHECK(ideal[3].second == Approx(90.0).margin(0.006));
+  CHECK(svg.find(">1000</text>") != std::string::npos);  // the top tick label
+
+  const std::string speedup = chart(scaletwin::sim::report_html(sample_report()), "speedup");
+  CHECK(points(speedup, "ideal linear")[3].second == Approx(90.0).margin(0.006));  // 8 of 0..10
+  CHECK(points(speedup, "predicted")[3].second == Approx(40.0 + 250.0 * (1.0 - 6.8 / 10.0)).margin(0.006));
+  const std::string eff = chart(scaletwin::sim::report_html(sample_report()), "efficiency");
+  CHECK(points(eff, "ideal linear")[0].second == Approx(40.0 + 250.0 * (1.0 - 100.0 / 120.0)).margin(0.006));
+}
+
+TEST_CASE("report_html stacks the time breakdown to the iteration time", "[report_html]") {
+  const Report r = sample_report();
+  const std::string svg = chart(scaletwin::sim::report_html(r), "breakdown");
+  const std::regex bar_re("<g class=\"bar\" data-bar=\"([0-9]+)\">([^]*?)</g>");
+  const std::regex seg_re("data-segment=\"([a-z ]+)\" data-value=\"([-0-9.e+]+)\" x=\"[-0-9.]+\" y=\"([-0-9.]+)\""
+                          " width=\"[-0-9.]+\" height=\"([-0-9.]+)\"");
+  // y axis 0..nice_max(0.32 s at 1 GPU) = 0.5 s over 250 px.
+  const double axis_max = scaletwin::sim::svg::nice_max(r.predictions[0].iteration_s);
+  CHECK(axis_max == 0.5);
+  size_t bars = 0;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), bar_re); it != std::sregex_iterator(); ++it, ++bars) {
+    const PointResult& p = r.predictions.at(bars);
+    CHECK(std::stoi((*it)[1]) == p.gpus);
+    const std::string body = (*it)[2];
+    double value_sum = 0.0, height_sum = 0.0, top = 1e9;
+    int segments = 0;
+    for (auto s = std::sregex_iterator(body.begin(), body.end(), seg_re); s != std::sregex_iterator(); ++s, ++segments) {
+      value_sum += std::stod((*s)[2]);
+      height_sum += std::stod((*s)[4]);
+      top = std::min(top, std::stod((*s)[3]));
+    }
+    CHECK(segments == 4);
+    CHECK(value_sum == Approx(p.iteration_s).epsilon(1e-8));
+    CHECK(height_sum == Approx(250.0 * p.iteration_s / axis_max).margin(0.02));
+    CHECK(top == Approx(40.0 + 250.0 * (1.0 - p.iteration_s / axis_max)).margin(0.006));
+  }
+  CHECK(bars == 4);
+  const auto b = scaletwin::sim::time_breakdown(r.predictions[3]);
+  CHECK(b.data_s == 0.005);
+  CHECK(b.compute_s == Approx(0.3));
+  CHECK(b.idle_s == Approx(0.010));
+  CHECK(b.data_s + b.compute_s + b.exposed_comm_s + b.idle_s == Approx(r.predictions[3].iteration_s));
+}
+
+TEST_CASE("report_html escapes text and draws one series per scheme", "[report_html]") {
+  const Report r = sample_report();
+  const std::string html = scaletwin::sim::report_html(r);
+  CHECK(html.find("a<b & c") == std::string::npos);
+  CHECK(count(html, "a&lt;b &amp; c") == 2);  // <title> and <h1>
+  CHECK(scaletwin::sim::svg::escape("\"'<>&") == "&quot;&#39;&lt;&gt;&amp;");
+
+  Report other = r;
+  other.scheme = "allreduce(ring)";
+  for (PointResult& p : other.predictions) p.images_per_sec *= 1.1, p.speedup *= 1.1;
+  scaletwin::sim::ReportContext context;
+  context.batch_per_gpu = 32;
+  context.calibration_source = "cal.json";
+  context.calibration = {{"message_overhead_s", 5e-6}, {"links", {{"pcie", {{"bandwidth_factor", 0.85}}}}}};
+  const std::string two = scaletwin::sim::report_html({r, other}, context);
+  const std::string svg = chart(two, "images_per_sec");
+  CHECK(points(svg, "\\(1\\) ps\\(sync\\)").size() == 4);
+  CHECK(points(svg, "\\(2\\) allreduce\\(ring\\)").size() == 4);
+  CHECK(count(two, "<svg") == 4);
+  CHECK(count(chart(two, "breakdown"), "class=\"bar\"") == 8);
+  CHECK(two.find("32 per GPU") != std::string::npos);
+  CHECK(two.find("links / pcie / bandwidth_factor</td><td>0.85") != std::string::npos);
+}
+
+TEST_CASE("nice_max rounds up to 1, 2, 2.5 or 5 times a power of ten", "[report_html]") {
+  using scaletwin::sim::svg::nice_max;
+  CHECK(nice_max(800.0) == 1000.0);
+  CHECK(nice_max(500.0) == 500.0);
+  CHECK(nice_max(680.0) == 1000.0);
+  CHECK(nice_max(0.32) == 0.5);
+  CHECK(nice_max(8.0) == 10.0);
+  CHECK(nice_max(2.2) == 2.5);
+  CHECK(nice_max(0.0) == 1.0);
+}
