@@ -27,7 +27,8 @@ int workers_for_ranks(const plan::Scenario& scenario, int ranks) {
   const int workers = ranks - servers_of(scenario);
   if (workers < 1)
     throw InputError(scenario.file, "/scheme/servers",
-                     fmt::format("fewer parameter servers than MPI ranks ({} ranks, {} servers: no worker left)", ranks,
+                     fmt::format("fewer parameter servers than MPI ranks ({} ranks, {} servers: no worker left; run "
+                                 "mpirun -np GPUS+{} or scaletwin run --np GPUS)", ranks, servers_of(scenario),
                                  servers_of(scenario)));
   return workers;
 }
