@@ -71,6 +71,19 @@ const DeviceEfficiency& Calibration::device(const std::string& device_name) cons
   return devices.at("default");
 }
 
+Calibration Calibration::for_model(const std::string& model_name) const {
+  Calibration c = *this;
+  for (auto& [name, d] : c.devices) {
+    const auto it = d.model_factors.find(model_name);
+    if (it != d.model_factors.end()) {
+      d.conv *= it->second;
+      d.matmul *= it->second;
+    }
+    d.model_factors.clear();
+  }
+  return c;
+}
+
 Calibration default_calibration() {
   Calibration c;
   c.devices["default"] = DeviceEfficiency{};
@@ -105,6 +118,13 @@ DeviceEfficiency parse_device(const JsonObject& o, const DeviceEfficiency& base)
   d.conv_knee_flops_per_byte = o.get_number("conv_knee_flops_per_byte", base.conv_knee_flops_per_byte, 0.0, 1e6);
   d.matmul_knee_flops_per_byte =
       o.get_number("matmul_knee_flops_per_byte", base.matmul_knee_flops_per_byte, 0.0, 1e6);
+  d.model_factors = base.model_factors;
+  if (o.has("model_factors")) {
+    const JsonObject m = o.get_object("model_factors");
+    for (const auto& item : m.raw().items())
+      d.model_factors[item.key()] = m.get_number(item.key(), std::nullopt, 1e-3, 1e3);
+    m.finish();
+  }
   o.finish();
   return d;
 }
@@ -159,7 +179,8 @@ Json calibration_to_json(const Calibration& c) {
                   {"memory", d.memory},
                   {"op_overhead_s", d.op_overhead_s},
                   {"conv_knee_flops_per_byte", d.conv_knee_flops_per_byte},
-                  {"matmul_knee_flops_per_byte", d.matmul_knee_flops_per_byte}};
+                  {"matmul_knee_flops_per_byte", d.matmul_knee_flops_per_byte},
+                  {"model_factors", d.model_factors}};
   j["devices"] = devs;
   Json links = Json::object();
   for (const auto& [k, f] : c.links)

@@ -7,7 +7,8 @@
 //     "format": "scaletwin-calibration/1",
 //     "devices": {                              // keyed by topology::DeviceType::name / HostCpu::name, or "cpu"
 //       "Tesla K80 (one GK210)": {"conv": 0.36, "matmul": 0.45, "memory": 0.60, "op_overhead_s": 2e-5,
-//                                 "conv_knee_flops_per_byte": 0, "matmul_knee_flops_per_byte": 0}
+//                                 "conv_knee_flops_per_byte": 0, "matmul_knee_flops_per_byte": 0,
+//                                 "model_factors": {"inception_v3": 0.8}}
 //     },
 //     "links": {                                // link classes: pcie, nvlink, network, shm
 //       "pcie": {"latency_factor": 1.0, "bandwidth_factor": 0.85}
@@ -23,6 +24,10 @@
 // uses the "default" entry. The knees make conv/matmul efficiency a curve over the op's arithmetic intensity
 // I = flops / bytes: eff(I) = eff * I / (I + knee), so small-channel layers (1x1 convolutions, I ~ 25 FLOP/B) run
 // further below the class efficiency than wide 3x3 ones (I ~ 500); knee 0 (the default) is a flat efficiency.
+// model_factors multiply the conv and matmul efficiencies when that model (Model::name) runs on the device: the
+// kernels a library picks per network (Winograd for 3x3 convolutions, FFT, implicit GEMM for 1x7 ones) change
+// the time per FLOP in ways FLOP counts do not show. Calibration::for_model(name) applies them; whoever
+// simulates a model calls it (absent models: factor 1).
 #pragma once
 
 #include <map>
@@ -40,6 +45,7 @@ struct DeviceEfficiency {
   double op_overhead_s = 20e-6;
   double conv_knee_flops_per_byte = 0.0;
   double matmul_knee_flops_per_byte = 0.0;
+  std::map<std::string, double> model_factors = {};  // Model::name -> factor on conv and matmul efficiency
 
   double for_class(models::LayerClass c) const;
   // The efficiency of one op of class c moving `bytes` for `flops`: for_class(c) scaled by the intensity curve.
@@ -65,6 +71,8 @@ struct Calibration {
 
   const DeviceEfficiency& device(const std::string& device_name) const;
   const LinkFactors& link(LinkClass c) const { return links.at(c); }
+  // A copy with every device's model factor for `model_name` folded into its conv and matmul efficiencies.
+  Calibration for_model(const std::string& model_name) const;
 };
 
 // Defaults for K80 and H200 from published single-GPU throughput (derivation in calibration.cpp).
