@@ -1,12 +1,133 @@
-// scaletwin calibrate: placeholder until the subcommand lands (replaced by its owner).
+// scaletwin calibrate: fits the simulator's parameters to measured runs and writes a calibration file.
+//
+//   scaletwin calibrate --measurements FILE [--measurements FILE ...] -o CALIBRATION [--json FILE]
+//                       [--start CALIBRATION] [--collective-bench FILE ...] [--bench-cluster NAME_OR_FILE]
+//                       [--bench-algorithm NAME] [--holdout 'FIELD OP VALUE'] [--outer N] [--jobs N] [--no-validate]
+//
+// --collective-bench reads nccl-tests output (text or scaletwin-collective-bench/1 JSON) or bench_allreduce's table
+// and sets the latency and bandwidth factors of the link class its ring crosses (on --bench-cluster, default the
+// first run's cluster); those factors are then not fitted. --holdout leaves the matching runs out of the fit and
+// reports the error of predicting them (grouped cross-validation, e.g. --holdout 'nodes>1'). The calibration file
+// carries the fit (parameters with standard errors, MAPE) under "fit", which `predict` ignores.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "calibrate/collective_bench.hpp"
+#include "calibrate/fit.hpp"
 #include "cli/command.hpp"
 #include "core/error.hpp"
+#include "core/files.hpp"
 
 namespace scaletwin::cli {
 
+namespace {
+
+struct CalibrateArgs {
+  std::vector<std::string> measurements;
+  std::string output;
+  std::string json;
+  std::string start;
+  std::vector<std::string> benches;
+  std::string bench_cluster;
+  std::string bench_algorithm = "ring";
+  std::string holdout;
+  int outer = 3;
+  int jobs = 2;
+  bool no_validate = false;
+};
+
+// Applies every collective benchmark to `c`; returns what was fitted, for the report.
+Json apply_benches(const CalibrateArgs& a, const std::vector<calibrate::MeasuredRun>& runs, sim::Calibration& c,
+                   std::set<sim::LinkClass>& fixed) {
+  Json out = Json::array();
+  for (const std::string& path : a.benches) {
+    const calibrate::CollectiveBench bench = calibrate::load_collective_bench(path);
+    topology::ClusterSpec spec = topology::load_cluster_spec(a.bench_cluster.empty() ? runs.front().cluster : a.bench_cluster);
+    const int per_node = std::max(1, spec.node.devices_per_node);
+    const topology::Cluster cluster(std::move(spec), (bench.ranks + per_node - 1) / per_node);
+    const bool has_algorithm = std::any_of(bench.samples.begin(), bench.samples.end(),
+                                           [&](const auto& s) { return s.algorithm == a.bench_algorithm; });
+    const std::string algorithm = has_algorithm ? a.bench_algorithm : "";
+    const calibrate::LinkFit f = calibrate::fit_link(bench, algorithm, cluster, c);
+    c.links[f.link] = sim::LinkFactors{f.latency_factor, f.bandwidth_factor};
+    fixed.insert(f.link);
+    out.push_back({{"file", path}, {"format", bench.format}, {"ranks", bench.ranks}, {"points", f.measured.points},
+                   {"link", sim::link_class_name(f.link)}, {"latency_s", f.measured.latency_s},
+                   {"bus_bandwidth_Bps", f.measured.bus_bandwidth_Bps}, {"route_latency_s", f.route_latency_s},
+                   {"route_bandwidth_Bps", f.route_bandwidth_Bps}, {"latency_factor", f.latency_factor},
+                   {"bandwidth_factor", f.bandwidth_factor}});
+  }
+  return out;
+}
+
+int run_calibrate(const CalibrateArgs& a) {
+  if (a.jobs < 1) throw InputError("", "--jobs", "at least 1");
+  if (a.outer < 1) throw InputError("", "--outer", "at least 1");
+  std::vector<calibrate::MeasuredRun> all = calibrate::load_measurements(a.measurements);
+  std::vector<calibrate::MeasuredRun> train, held;
+  if (a.holdout.empty()) {
+    train = all;
+  } else {
+    const auto filter = calibrate::parse_run_filter(a.holdout, "--holdout");
+    for (auto& r : all) (filter(r) ? held : train).push_back(r);
+    if (train.empty()) throw InputError("", "--holdout", "a filter that leaves some runs to fit");
+  }
+  sim::Calibration start = a.start.empty() ? sim::default_calibration() : sim::load_calibration(a.start);
+  calibrate::FitOptions options;
+  options.parallel = a.jobs;
+  options.outer_iterations = a.outer;
+  options.validate = !a.no_validate;
+  const Json benches = apply_benches(a, train, start, options.fixed_links);
+  const calibrate::FitResult fit = calibrate::fit_calibration(train, start, options);
+  Json fit_json = calibrate::fit_to_json(fit);
+  if (!benches.empty()) fit_json["collective_benchmarks"] = benches;
+  calibrate::Validation holdout;
+  if (!held.empty()) {
+    holdout = calibrate::validate_runs(held, fit.calibration, a.jobs);
+    fit_json["holdout"] = {{"filter", a.holdout}, {"runs", held.size()}, {"mape", holdout.mape}};
+  }
+  Json file = sim::calibration_to_json(fit.calibration);
+  file["fit"] = fit_json;
+  write_json_output(a.output, file);
+  if (!a.json.empty()) {
+    Json result = {{"calibration", a.output}, {"fit", fit_json}};
+    if (options.validate) result["in_sample"] = calibrate::validation_to_json(fit.in_sample);
+    if (!held.empty()) result["holdout"] = calibrate::validation_to_json(holdout);
+    write_json_output(a.json, result);
+  }
+  if (a.json != "-") {
+    std::cout << calibrate::fit_table(fit);
+    for (const Json& b : benches)
+      std::cout << fmt::format("{} ({}): {} links, latency factor {:.3g}, bandwidth factor {:.3g}\n",
+                               b["file"].get<std::string>(), b["format"].get<std::string>(),
+                               b["link"].get<std::string>(), b["latency_factor"].get<double>(),
+                               b["bandwidth_factor"].get<double>());
+    if (!held.empty())
+      std::cout << fmt::format("held out ({}):\n", a.holdout) << calibrate::validation_table(holdout);
+    std::cout << fmt::format("calibration written to {}\n", a.output);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
 void add_calibrate_command(CLI::App& root, Action& action) {
-  auto* sub = root.add_subcommand("calibrate", "not implemented yet");
-  sub->callback([&action] { action = []() -> int { throw InternalError("calibrate: not implemented yet"); }; });
+  auto args = std::make_shared<CalibrateArgs>();
+  auto* sub = root.add_subcommand("calibrate", "fit the simulator's parameters to measured runs");
+  sub->add_option("--measurements", args->measurements, "measurements file (repeatable)")->required();
+  sub->add_option("-o,--output", args->output, "calibration file to write")->required();
+  sub->add_option("--json", args->json, "write the fit and its validation to FILE ('-' = standard output)");
+  sub->add_option("--start", args->start, "calibration to start from (default: built-in K80/H200 defaults)");
+  sub->add_option("--collective-bench", args->benches,
+                  "nccl-tests output (text or JSON) or bench_allreduce output setting one link class (repeatable)");
+  sub->add_option("--bench-cluster", args->bench_cluster, "cluster the benchmarks ran on (default: the first run's)");
+  sub->add_option("--bench-algorithm", args->bench_algorithm, "algorithm rows of bench_allreduce to use (default ring)");
+  sub->add_option("--holdout", args->holdout, "leave out runs matching 'FIELD OP VALUE' (e.g. 'nodes>1') and report their error");
+  sub->add_option("--outer", args->outer, "linearise-and-fit rounds (default 3)");
+  sub->add_option("--jobs", args->jobs, "simulations at a time (default 2)");
+  sub->add_flag("--no-validate", args->no_validate, "skip the message-level validation of the fitted runs");
+  sub->callback([&action, args] { action = [args] { return run_calibrate(*args); }; });
 }
 
 }  // namespace scaletwin::cli

@@ -1,0 +1,279 @@
+// The calibration fit (method in fit.hpp).
+#include "calibrate/fit.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <nlopt.hpp>
+
+#include "calibrate/surrogate.hpp"
+#include "core/error.hpp"
+
+namespace scaletwin::calibrate {
+
+namespace {
+
+struct Problem {
+  const Surrogate* surrogate = nullptr;
+  const std::vector<Parameter>* params = nullptr;
+  const std::vector<double>* measured = nullptr;
+  std::vector<double> x_start;  // log-parameters the prior pulls toward
+  double prior = 0.0;
+  sim::Calibration base;
+
+  sim::Calibration at(const std::vector<double>& x) const {
+    sim::Calibration c = base;
+    for (size_t j = 0; j < x.size(); ++j) (*params)[j].set(c, std::exp(x[j]));
+    return c;
+  }
+  std::vector<double> residuals(const std::vector<double>& x) const {
+    const std::vector<double> predicted = surrogate->predict(at(x));
+    std::vector<double> r;
+    for (size_t i = 0; i < predicted.size(); ++i) r.push_back(predicted[i] / (*measured)[i] - 1.0);
+    return r;
+  }
+  double objective(const std::vector<double>& x) const {
+    double sum = 0.0;
+    for (double r : residuals(x)) sum += r * r;
+    for (size_t j = 0; j < x.size(); ++j) sum += prior * prior * (x[j] - x_start[j]) * (x[j] - x_start[j]);
+    return sum;
+  }
+};
+
+double nlopt_objective(unsigned n, const double* x, double* /*grad*/, void* data) {
+  return static_cast<const Problem*>(data)->objective(std::vector<double>(x, x + n));
+}
+
+std::vector<double> log_values(const std::vector<Parameter>& params, const sim::Calibration& c) {
+  std::vector<double> x;
+  for (const Parameter& p : params) x.push_back(std::log(p.get(c)));
+  return x;
+}
+
+bool ends_with(const std::string& s, const std::string& tail) { return s.ends_with(tail); }
+
+// The linear part solved directly: all compute times scaled by one factor a (closed form, see fit.hpp).
+double compute_scale(const Surrogate& s, const sim::Calibration& c, size_t runs) {
+  double num = 0.0, den = 0.0;
+  for (size_t r = 0; r < runs; ++r) {
+    const double T = s.measured_iteration_s(r);
+    const double C = s.compute_s(r, c) / T;
+    num += C * (1.0 - s.exposed_s(r) / T);
+    den += C * C;
+  }
+  return den > 0.0 && num > 0.0 ? num / den : 1.0;
+}
+
+// Start points: the solved one, then compute efficiencies x2 / x0.5, knee x10 / x0.1.
+std::vector<std::vector<double>> start_points(const std::vector<Parameter>& params, const std::vector<double>& x0) {
+  std::vector<std::vector<double>> starts{x0};
+  const auto moved = [&](double eff_factor, double knee_factor) {
+    std::vector<double> x = x0;
+    for (size_t j = 0; j < params.size(); ++j) {
+      const std::string& n = params[j].name;
+      if (ends_with(n, "/conv") || ends_with(n, "/matmul") || ends_with(n, "/memory")) x[j] += std::log(eff_factor);
+      if (ends_with(n, "_knee_flops_per_byte")) x[j] += std::log(knee_factor);
+    }
+    return x;
+  };
+  starts.push_back(moved(2.0, 1.0));
+  starts.push_back(moved(0.5, 1.0));
+  starts.push_back(moved(2.0, 10.0));
+  starts.push_back(moved(1.0, 0.1));
+  return starts;
+}
+
+std::vector<double> minimise(const Problem& problem, const std::vector<double>& x0, const std::vector<double>& lo,
+                             const std::vector<double>& hi) {
+  std::vector<double> best = x0;
+  double best_f = problem.objective(x0);
+  for (std::vector<double> x : start_points(*problem.params, x0)) {
+    for (size_t j = 0; j < x.size(); ++j) x[j] = std::clamp(x[j], lo[j], hi[j]);
+    nlopt::opt opt(nlopt::LN_BOBYQA, static_cast<unsigned>(x.size()));
+    opt.set_lower_bounds(lo);
+    opt.set_upper_bounds(hi);
+    opt.set_min_objective(nlopt_objective, const_cast<Problem*>(&problem));
+    opt.set_xtol_abs(1e-6);
+    opt.set_ftol_rel(1e-12);
+    opt.set_maxeval(4000);
+    double f = 0.0;
+    try {
+      opt.optimize(x, f);
+    } catch (const std::exception&) {
+      f = problem.objective(x);  // roundoff-limited stops still leave a valid point
+    }
+    if (f < best_f) best_f = f, best = x;
+  }
+  return best;
+}
+
+// Diagonal of A^-1 for a symmetric positive definite n x n A, row-major (Cholesky); n is the parameter count.
+std::vector<double> spd_inverse_diagonal(const std::vector<double>& a, size_t n) {
+  std::vector<double> l(n * n, 0.0);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j <= i; ++j) {
+      double s = a[i * n + j];
+      for (size_t k = 0; k < j; ++k) s -= l[i * n + k] * l[j * n + k];
+      l[i * n + j] = i == j ? std::sqrt(std::max(s, 1e-300)) : s / l[j * n + j];
+    }
+  std::vector<double> diag(n, 0.0), y(n, 0.0), x(n, 0.0);
+  for (size_t c = 0; c < n; ++c) {
+    for (size_t i = 0; i < n; ++i) {
+      double s = i == c ? 1.0 : 0.0;
+      for (size_t k = 0; k < i; ++k) s -= l[i * n + k] * y[k];
+      y[i] = s / l[i * n + i];
+    }
+    for (size_t i = n; i-- > 0;) {
+      double s = y[i];
+      for (size_t k = i + 1; k < n; ++k) s -= l[k * n + i] * x[k];
+      x[i] = s / l[i * n + i];
+    }
+    diag[c] = x[c];
+  }
+  return diag;
+}
+
+// Standard errors of the log-parameters from the residuals' Jacobian (central differences).
+std::vector<double> log_std_errors(const Problem& problem, const std::vector<double>& x) {
+  constexpr double kH = 1e-3;
+  const size_t p = x.size();
+  const std::vector<double> r0 = problem.residuals(x);
+  const size_t n = r0.size();
+  std::vector<double> jac(p * n, 0.0);  // row j: d residuals / d x_j
+  for (size_t j = 0; j < p; ++j) {
+    std::vector<double> up = x, down = x;
+    up[j] += kH;
+    down[j] -= kH;
+    const std::vector<double> ru = problem.residuals(up), rd = problem.residuals(down);
+    for (size_t i = 0; i < n; ++i) jac[j * n + i] = (ru[i] - rd[i]) / (2 * kH);
+  }
+  double rss = 0.0;
+  for (double r : r0) rss += r * r;
+  const double s2 = rss / static_cast<double>(std::max<size_t>(1, n > p ? n - p : 1));
+  std::vector<double> a(p * p, 0.0);
+  for (size_t i = 0; i < p; ++i)
+    for (size_t j = 0; j < p; ++j) {
+      for (size_t k = 0; k < n; ++k) a[i * p + j] += jac[i * n + k] * jac[j * n + k];
+      if (i == j) a[i * p + j] += problem.prior * problem.prior;
+    }
+  const std::vector<double> cov_diag = spd_inverse_diagonal(a, p);
+  std::vector<double> out;
+  for (size_t j = 0; j < p; ++j) out.push_back(std::sqrt(std::max(0.0, s2 * cov_diag[j])));
+  return out;
+}
+
+double mape_of(const std::vector<double>& residuals) {
+  double s = 0.0;
+  for (double r : residuals) s += std::abs(r);
+  return residuals.empty() ? 0.0 : 100.0 * s / static_cast<double>(residuals.size());
+}
+
+}  // namespace
+
+FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calibration& start,
+                          const FitOptions& options) {
+  if (runs.empty()) throw InputError("calibrate: no measured runs to fit");
+  Surrogate surrogate(runs);
+  std::vector<Parameter> params = choose_parameters(surrogate.exercised(), options.fixed_links);
+  if (!options.free.empty())
+    std::erase_if(params, [&](const Parameter& p) {
+      return std::none_of(options.free.begin(), options.free.end(),
+                          [&](const std::string& f) { return p.name == f || p.name.ends_with("/" + f); });
+    });
+  if (params.empty()) throw InputError("", "--free", "at least one parameter the runs exercise");
+  sim::Calibration c = start;
+  prepare_start(c, surrogate.exercised(), params);
+  const sim::Calibration first = c;
+  std::vector<double> measured;
+  for (const MeasuredRun& r : runs) measured.push_back(r.images_per_sec);
+
+  Problem problem{&surrogate, &params, &measured, log_values(params, c), options.prior, c};
+  std::vector<double> x = problem.x_start;
+  // Each round: linearise at c (the surrogate is then exact there), keep the best point seen, then move.
+  sim::Calibration best_c = c;
+  std::vector<double> best_x = x;
+  double best_f = std::numeric_limits<double>::infinity();
+  int best_round = 0;
+  const int rounds = std::max(1, options.outer_iterations);
+  for (int outer = 0; outer <= rounds; ++outer) {
+    problem.base = c;
+    surrogate.linearize(c, params, options.parallel);
+    const double here = problem.objective(x);
+    if (here < best_f) best_f = here, best_c = c, best_x = x, best_round = outer;
+    if (outer == rounds) break;
+    if (outer == 0) {  // the linear part: one compute scale, solved directly
+      const double a = compute_scale(surrogate, c, runs.size());
+      for (size_t j = 0; j < params.size(); ++j) {
+        const std::string& n = params[j].name;
+        if (params[j].kind != ParameterKind::kCompute || ends_with(n, "_knee_flops_per_byte") ||
+            n.find("/model_factors/") != std::string::npos)
+          continue;
+        const bool is_time = ends_with(n, "_s");
+        x[j] = std::clamp(x[j] + (is_time ? std::log(a) : -std::log(a)), std::log(params[j].lower),
+                          std::log(params[j].upper));
+      }
+    }
+    const double trust = outer == 0 ? 3.0 : outer == 1 ? 2.0 : 1.5;  // factor on comm parameters per round
+    std::vector<double> lo, hi;
+    for (size_t j = 0; j < params.size(); ++j) {
+      lo.push_back(std::log(params[j].lower));
+      hi.push_back(std::log(params[j].upper));
+      if (params[j].kind == ParameterKind::kComm) {
+        const double at = std::log(params[j].get(c));
+        lo[j] = std::max(lo[j], at - std::log(trust));
+        hi[j] = std::min(hi[j], at + std::log(trust));
+      }
+      x[j] = std::clamp(x[j], lo[j], hi[j]);
+    }
+    x = minimise(problem, x, lo, hi);
+    c = problem.at(x);
+  }
+  c = best_c;
+  x = best_x;
+  if (best_round != rounds) {  // the uncertainties below need the surrogate linearised at c
+    problem.base = c;
+    surrogate.linearize(c, params, options.parallel);
+  }
+  FitResult result;
+  result.calibration = c;
+  result.runs = static_cast<int>(runs.size());
+  result.configurations = static_cast<int>(surrogate.configurations());
+  result.surrogate_mape = mape_of(problem.residuals(x));
+  const std::vector<double> se = log_std_errors(problem, x);
+  for (size_t j = 0; j < params.size(); ++j) {
+    const double v = params[j].get(c);
+    result.values.push_back(FittedValue{params[j].name, v, v * se[j], params[j].get(first), se[j] <= 1.0});
+  }
+  if (options.validate) result.in_sample = validate_runs(runs, c, options.parallel);
+  result.simulations = surrogate.simulations() + (options.validate ? result.runs : 0);
+  return result;
+}
+
+Json fit_to_json(const FitResult& r) {
+  Json values = Json::array();
+  for (const FittedValue& v : r.values)
+    values.push_back({{"name", v.name}, {"value", v.value}, {"std_error", v.std_error}, {"start", v.start},
+                      {"identified", v.identified}});
+  Json j = {{"parameters", values}, {"runs", r.runs}, {"configurations", r.configurations},
+            {"simulations", r.simulations}, {"surrogate_mape", r.surrogate_mape}};
+  if (!r.in_sample.rows.empty()) j["in_sample_mape"] = r.in_sample.mape;
+  return j;
+}
+
+std::string fit_table(const FitResult& r) {
+  std::string out = fmt::format("fitted {} parameters to {} runs ({} configurations, {} simulations)\n",
+                                r.values.size(), r.runs, r.configurations, r.simulations);
+  size_t width = 9;
+  for (const FittedValue& v : r.values) width = std::max(width, v.name.size());
+  out += fmt::format("  {:<{}} {:>12} {:>12} {:>12}\n", "parameter", width, "value", "std. error", "start");
+  for (const FittedValue& v : r.values)
+    out += fmt::format("  {:<{}} {:>12.4g} {:>12.3g} {:>12.4g}{}\n", v.name, width, v.value, v.std_error, v.start,
+                       v.identified ? "" : "  (barely constrained)");
+  out += fmt::format("surrogate MAPE {:.2f}%", r.surrogate_mape);
+  if (!r.in_sample.rows.empty()) out += fmt::format(", in-sample MAPE (message-level simulation) {:.2f}%", r.in_sample.mape);
+  return out + "\n";
+}
+
+}  // namespace scaletwin::calibrate

@@ -1,0 +1,65 @@
+// calibrate: fit the simulator's parameters to measured runs.
+//
+// Method (bounded, multi-start, deterministic least squares on relative error):
+//   1. choose the parameters the runs exercise (parameters.hpp), start from the given calibration;
+//   2. linearise: simulate every configuration at message level, once per communication parameter (surrogate.hpp);
+//   3. solve the linear part directly: one compute scale a (all compute times times a) in closed form,
+//        a = sum (C_r/T_r)(1 - E_r/T_r) / sum (C_r/T_r)^2,
+//      which gives the first start point;
+//   4. minimise sum_r ((predicted_r - measured_r) / measured_r)^2 + prior^2 |x - x_start|^2 over the log-parameters
+//      x with NLopt's LN_BOBYQA from fixed start points (the solved one, then compute efficiencies x2 and x0.5,
+//      knee x10 and /10), communication parameters kept within a trust region of factor 3 around the point of
+//      linearisation; the weak prior keeps parameters the runs cannot see where they started;
+//   5. repeat 2-4 (re-simulate at the new point) `outer_iterations` times;
+//   6. uncertainties from the Jacobian: cov = s^2 (J^T J + prior^2 I)^-1 with s^2 = RSS / (n - p), J the
+//      residuals' derivatives in log space (central differences on the surrogate); a value's standard error is
+//      value * sqrt(cov_jj) (a relative error in log space, first order).
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "calibrate/measurements.hpp"
+#include "calibrate/validate.hpp"
+#include "sim/calibration.hpp"
+
+namespace scaletwin::calibrate {
+
+struct FitOptions {
+  int parallel = 2;                       // simulations at a time
+  int outer_iterations = 3;
+  double prior = 0.01;                    // weight of the pull toward the start, per unit of log
+  std::set<sim::LinkClass> fixed_links;   // link classes set from collective benchmarks: not fitted
+  bool validate = true;                   // message-level validation of the fitted runs at the end
+  // When not empty, only parameters named here are fitted: a full name ("ps_cost_per_byte_s") or its last
+  // component ("conv" selects devices/*/conv); the others keep their start values.
+  std::vector<std::string> free;
+};
+
+struct FittedValue {
+  std::string name;       // JSON path in the calibration file
+  double value = 0.0;
+  double std_error = 0.0;  // first-order standard error
+  double start = 0.0;
+  bool identified = true;  // false: the runs barely constrain it (relative standard error above 100%)
+};
+
+struct FitResult {
+  sim::Calibration calibration;
+  std::vector<FittedValue> values;
+  double surrogate_mape = 0.0;  // percent, of the last surrogate
+  int runs = 0;
+  int configurations = 0;
+  int simulations = 0;
+  Validation in_sample;  // message level (when FitOptions::validate)
+};
+
+FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calibration& start,
+                          const FitOptions& options);
+
+// The "fit" section stored in the calibration file (its reader ignores it) and printed by calibrate --json.
+Json fit_to_json(const FitResult& r);
+std::string fit_table(const FitResult& r);
+
+}  // namespace scaletwin::calibrate

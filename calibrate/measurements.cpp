@@ -1,0 +1,151 @@
+// Reading measurements files (format in measurements.hpp and ../shared/spec.md).
+#include "calibrate/measurements.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <regex>
+#include <set>
+
+#include "core/error.hpp"
+#include "core/files.hpp"
+
+namespace scaletwin::calibrate {
+
+namespace {
+
+constexpr const char* kFormat = "scaletwin-measurements/1";
+
+bool is_path(const std::string& name) { return name.find('/') != std::string::npos || name.ends_with(".json"); }
+
+std::vector<int64_t> read_input(const JsonObject& o) {
+  const Json& arr = o.get_array("input");
+  std::vector<int64_t> out;
+  for (const Json& v : arr) {
+    if (!v.is_number_integer() || v.get<int64_t>() <= 0) o.fail("input", "[C, H, W]: three positive integers");
+    out.push_back(v.get<int64_t>());
+  }
+  if (out.size() != 3) o.fail("input", "[C, H, W]: three positive integers");
+  return out;
+}
+
+MeasuredRun read_run(const Json& value, const std::string& file, const std::string& path) {
+  const JsonObject o(value, file, path);
+  MeasuredRun r;
+  r.file = file;
+  r.json_path = path;
+  r.raw = value;
+  r.id = o.get_string("id");
+  if (r.id.empty()) o.fail("id", "a non-empty run id");
+  r.source = o.get_string("source", "");
+  r.cluster = o.get_string("cluster");
+  if (r.cluster.empty()) o.fail("cluster", "a built-in cluster name or a cluster file path");
+  if (is_path(r.cluster)) r.cluster = resolve_relative(r.cluster, file);
+  r.model = o.get_string("model");
+  if (r.model.empty()) o.fail("model", "a built-in model name or a model file path");
+  if (is_path(r.model)) r.model = resolve_relative(r.model, file);
+  r.nodes = static_cast<int>(o.get_int("nodes", 1, 1, 1 << 16));
+  r.gpus_per_node = static_cast<int>(o.get_int("gpus_per_node", std::nullopt, 1, 4096));
+  r.batch_per_gpu = o.get_int("batch_per_gpu", std::nullopt, 1, 1 << 20);
+  r.data = o.get_enum("data", {"synthetic", "real"}, std::string("synthetic"));
+  r.precision = o.get_enum("precision", {"fp32", "bf16", "fp16"}, std::string("fp32"));
+  if (o.has("input")) r.input = read_input(o);
+  if (o.has("classes")) r.classes = o.get_int("classes", std::nullopt, 1, 1000000);
+  r.scheme = plan::parse_scheme(o.get_object("scheme"));
+  r.images_per_sec = o.get_number("images_per_sec");
+  if (!(r.images_per_sec > 0.0)) o.fail("images_per_sec", "a positive number of images per second");
+  // Every other field (loss, per-rank figures, notes) is kept in raw and ignored: no finish().
+  return r;
+}
+
+}  // namespace
+
+std::vector<MeasuredRun> parse_measurements(const Json& json, const std::string& file) {
+  const JsonObject root = JsonObject::root(json, file);
+  if (root.get_string("format") != kFormat) root.fail("format", fmt::format("\"{}\"", kFormat));
+  const Json& runs = root.get_array("runs");
+  if (runs.empty()) root.fail("runs", "at least one run");
+  std::vector<MeasuredRun> out;
+  std::set<std::string> ids;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const std::string path = fmt::format("/runs/{}", i);
+    out.push_back(read_run(runs[i], file, path));
+    if (!ids.insert(out.back().id).second)
+      throw InputError(file, path + "/id", fmt::format("a unique run id (\"{}\" appears twice)", out.back().id));
+  }
+  return out;
+}
+
+std::vector<MeasuredRun> load_measurements(const std::string& path) {
+  return parse_measurements(load_json_file(path), path);
+}
+
+std::vector<MeasuredRun> load_measurements(const std::vector<std::string>& paths) {
+  std::vector<MeasuredRun> all;
+  std::set<std::string> ids;
+  for (const std::string& p : paths) {
+    for (MeasuredRun& r : load_measurements(p)) {
+      if (!ids.insert(r.id).second)
+        throw InputError(r.file, r.json_path + "/id",
+                         fmt::format("a run id unique across the measurements files (\"{}\" appears twice)", r.id));
+      all.push_back(std::move(r));
+    }
+  }
+  return all;
+}
+
+plan::Scenario scenario_of(const MeasuredRun& run) {
+  plan::Scenario s;
+  s.file = run.file;
+  s.name = run.id;
+  s.model = run.model;
+  s.input = run.input;
+  s.classes = run.classes;
+  s.cluster = run.cluster;
+  s.nodes = run.nodes;
+  s.gpus_per_node = run.gpus_per_node;
+  s.batch_per_gpu = run.batch_per_gpu;
+  s.scheme = run.scheme;
+  s.training.data = run.data;
+  s.training.precision = run.precision;
+  return s;
+}
+
+std::string run_field(const MeasuredRun& run, const std::string& field) {
+  if (field == "gpus") return std::to_string(run.gpus());
+  if (field == "nodes") return std::to_string(run.nodes);
+  if (field == "gpus_per_node") return std::to_string(run.gpus_per_node);
+  if (field == "batch_per_gpu") return std::to_string(run.batch_per_gpu);
+  if (field == "model") return run.model;
+  if (field == "cluster") return run.cluster;
+  if (field == "data") return run.data;
+  if (field == "scheme") return run.raw.at("scheme").value("name", "");
+  if (field == "id") return run.id;
+  if (!run.raw.contains(field)) return "";
+  const Json& v = run.raw.at(field);
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+std::function<bool(const MeasuredRun&)> parse_run_filter(const std::string& expr, const std::string& option) {
+  static const std::regex form(R"(^\s*([A-Za-z_]+)\s*(==|!=|>=|<=|>|<|=)\s*(\S.*?)\s*$)");
+  std::smatch m;
+  if (!std::regex_match(expr, m, form))
+    throw InputError("", option, fmt::format("FIELD OP VALUE, e.g. 'nodes>1' or 'model==vgg16' (got \"{}\")", expr));
+  const std::string field = m[1], op = m[2], value = m[3];
+  return [field, op, value](const MeasuredRun& run) {
+    const std::string have = run_field(run, field);
+    char* end_a = nullptr;
+    char* end_b = nullptr;
+    const double a = std::strtod(have.c_str(), &end_a), b = std::strtod(value.c_str(), &end_b);
+    const bool numeric = !have.empty() && *end_a == '\0' && *end_b == '\0';
+    const int cmp = numeric ? (a < b ? -1 : a > b ? 1 : 0) : have.compare(value) < 0 ? -1 : have == value ? 0 : 1;
+    if (op == "==" || op == "=") return cmp == 0;
+    if (op == "!=") return cmp != 0;
+    if (op == ">=") return cmp >= 0;
+    if (op == "<=") return cmp <= 0;
+    if (op == ">") return cmp > 0;
+    return cmp < 0;
+  };
+}
+
+}  // namespace scaletwin::calibrate

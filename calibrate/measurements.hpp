@@ -1,0 +1,60 @@
+// The measurements file (../shared/spec.md, "Measurements file"): measured training runs, the input of
+// `calibrate` and `validate` and the output of `run`.
+//
+// Strict where it matters and tolerant where the spec asks: "format" must be "scaletwin-measurements/1", every
+// field a run needs (id, cluster, model, nodes, gpus_per_node, batch_per_gpu, scheme, images_per_sec) is checked
+// for type and range, and every error names the file and the JSON path (/runs/3/scheme/servers). Fields nobody
+// reads (loss, per-rank figures, notes) are kept in MeasuredRun::raw and ignored. Cluster and model paths are
+// relative to the measurements file; built-in names stay names.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json_reader.hpp"
+#include "plan/scenario.hpp"
+
+namespace scaletwin::calibrate {
+
+struct MeasuredRun {
+  std::string id;
+  std::string source;
+  std::string cluster;  // built-in name, or a path resolved against the measurements file
+  std::string model;    // built-in name, or a path resolved against the measurements file
+  int nodes = 1;
+  int gpus_per_node = 1;
+  int64_t batch_per_gpu = 0;
+  std::string data = "synthetic";  // synthetic | real
+  std::string precision = "fp32";
+  std::optional<std::vector<int64_t>> input;  // optional override [C, H, W], as in a scenario
+  std::optional<int64_t> classes;
+  plan::Scheme scheme;
+  double images_per_sec = 0.0;
+
+  std::string file;       // the measurements file it came from
+  std::string json_path;  // "/runs/3"
+  Json raw;               // the whole run object, unknown fields included
+
+  int gpus() const { return nodes * gpus_per_node; }
+};
+
+std::vector<MeasuredRun> load_measurements(const std::string& path);
+std::vector<MeasuredRun> parse_measurements(const Json& json, const std::string& file);
+// Several files, in order; ids must be unique across them.
+std::vector<MeasuredRun> load_measurements(const std::vector<std::string>& paths);
+
+// The scenario that reproduces a run (same model, cluster, nodes, GPUs per node, batch, scheme and data).
+plan::Scenario scenario_of(const MeasuredRun& run);
+
+// A field of a run as text for grouping and hold-out selection: gpus, nodes, gpus_per_node, batch_per_gpu,
+// model, cluster, data, scheme (the scheme's name) or any top-level field of the raw run. "" when absent.
+std::string run_field(const MeasuredRun& run, const std::string& field);
+
+// A run filter "FIELD OP VALUE" with OP one of == != >= <= > < (numbers compare as numbers, else as text), for
+// hold-out sets: 'nodes>1', 'gpus>8', 'model==vgg16', 'data==real'. InputError naming `option` when malformed.
+std::function<bool(const MeasuredRun&)> parse_run_filter(const std::string& expr, const std::string& option);
+
+}  // namespace scaletwin::calibrate

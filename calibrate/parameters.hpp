@@ -1,0 +1,51 @@
+// The fitted parameters: which fields of a sim::Calibration `calibrate` moves, their bounds, and their names.
+//
+// Names are JSON paths into the calibration file ("devices/Tesla K80 (one GK210)/conv",
+// "links/pcie/bandwidth_factor", "ps_cost_per_byte_s"), so a report line points at the value it explains. Every
+// parameter is positive and fitted in log space (relative steps, scale-free across 1e-10 s/B and 0.4).
+//
+// Compute parameters change only the workers' compute ops (an analytic sum, see surrogate.hpp); communication
+// parameters change what the simulator does between them (link factors, per-message overhead, the parameter
+// server's cost) and are linearised from simulations.
+#pragma once
+
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/calibration.hpp"
+
+namespace scaletwin::calibrate {
+
+enum class ParameterKind { kCompute, kComm };
+
+struct Parameter {
+  std::string name;
+  ParameterKind kind = ParameterKind::kCompute;
+  double lower = 0.0;  // natural units, > 0
+  double upper = 0.0;
+  std::function<double&(sim::Calibration&)> field;
+
+  double get(const sim::Calibration& c) const { return field(const_cast<sim::Calibration&>(c)); }
+  void set(sim::Calibration& c, double v) const { field(c) = v; }
+};
+
+// What the measured runs exercise, which decides the free parameters.
+struct Exercised {
+  std::set<std::string> devices;            // device type names (Calibration::devices keys)
+  std::set<std::pair<std::string, std::string>> device_models;  // (device, Model::name) pairs that ran
+  std::set<sim::LinkClass> link_classes;    // classes on the routes of some collective
+  bool real_data = false;
+  bool parameter_server = false;
+  bool collectives = false;
+};
+
+// The parameters to fit for `what`, minus the link factors named in `fixed_links` (set from benchmarks).
+std::vector<Parameter> choose_parameters(const Exercised& what, const std::set<sim::LinkClass>& fixed_links);
+
+// Makes sure `c` has an entry for every device of `what` (a copy of the "default" entry when missing) and that
+// every value sits inside its parameter's bounds (clamped), so that a fit starts from a valid point.
+void prepare_start(sim::Calibration& c, const Exercised& what, const std::vector<Parameter>& params);
+
+}  // namespace scaletwin::calibrate

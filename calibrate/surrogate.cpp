@@ -1,0 +1,170 @@
+// The fit's surrogate of the simulator (see surrogate.hpp).
+#include "calibrate/surrogate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "calibrate/simulate.hpp"
+#include "core/error.hpp"
+
+namespace scaletwin::calibrate {
+
+namespace {
+
+std::string config_key(const MeasuredRun& r) {
+  Json key = {{"cluster", r.cluster}, {"model", r.model}, {"nodes", r.nodes}, {"gpus_per_node", r.gpus_per_node},
+              {"batch", r.batch_per_gpu}, {"precision", r.precision}, {"scheme", r.scheme.to_json()}};
+  if (r.input) key["input"] = *r.input;
+  if (r.classes) key["classes"] = *r.classes;
+  return key.dump();
+}
+
+// Adds what one plan exercises: the device type, the link classes its collectives cross, PS and collectives.
+void note_exercised(const plan::IterationPlan& plan, const topology::Cluster& cluster, Exercised& what) {
+  what.devices.insert(cluster.spec().node.device.name);
+  std::set<std::pair<int, int>> pairs;
+  const auto vertex = [&](int e) {
+    const plan::Endpoint& ep = plan.endpoints.at(static_cast<size_t>(e));
+    return ep.device >= 0 ? cluster.device_vertex(ep.node, ep.device) : cluster.cpu_vertex(ep.node);
+  };
+  for (const plan::CollectiveInstance& ci : plan.collectives) {
+    what.collectives = true;
+    if (ci.purpose == plan::CollectivePurpose::kPsPushPull) what.parameter_server = true;
+    const plan::Schedule& s = plan.schedules.at(static_cast<size_t>(ci.schedule));
+    for (int r = 0; r < s.ranks; ++r)
+      for (const plan::Step& st : s.programs[static_cast<size_t>(r)].steps)
+        if (st.op == plan::OpKind::kSend)
+          pairs.insert({vertex(ci.participants[static_cast<size_t>(r)]),
+                        vertex(ci.participants[static_cast<size_t>(st.peer)])});
+  }
+  for (const auto& [a, b] : pairs)
+    for (int e : cluster.route(a, b).edges)
+      what.link_classes.insert(sim::link_class_of(cluster.edges().at(static_cast<size_t>(e)).kind));
+}
+
+}  // namespace
+
+Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
+  std::map<std::string, size_t> index;
+  for (const MeasuredRun& r : runs) {
+    const std::string key = config_key(r);
+    auto it = index.find(key);
+    if (it == index.end()) {
+      Config k;
+      k.scenario = scenario_of(r);
+      k.scenario.training.data = "synthetic";
+      k.gpus = r.gpus();
+      const models::Model model = plan::load_scenario_model(k.scenario);
+      const topology::Cluster cluster = plan::load_scenario_cluster(k.scenario, k.gpus);
+      const plan::IterationPlan plan = plan::lower(k.scenario, model, cluster, k.gpus);
+      k.worker_ops.resize(static_cast<size_t>(plan.workers));
+      for (size_t e = 0; e < plan.endpoints.size(); ++e) {
+        const plan::Endpoint& ep = plan.endpoints[e];
+        if (ep.kind != plan::EndpointKind::kWorker) continue;
+        for (const plan::Item& item : plan.programs[e].items)
+          if (item.kind == plan::Item::Kind::kCompute)
+            k.worker_ops.at(static_cast<size_t>(ep.worker_index)).push_back(item.compute);
+      }
+      k.processor = sim::device_processor(cluster.spec().node.device, r.precision != "fp32");
+      k.model_name = model.name;
+      exercised_.device_models.insert({cluster.spec().node.device.name, model.name});
+      note_exercised(plan, cluster, exercised_);
+      it = index.emplace(key, configs_.size()).first;
+      configs_.push_back(std::move(k));
+    }
+    config_of_run_.push_back(it->second);
+    real_.push_back(r.data == "real");
+    measured_.push_back(r.images_per_sec);
+    exercised_.real_data = exercised_.real_data || r.data == "real";
+  }
+}
+
+double Surrogate::config_compute_s(const Config& k, const sim::Calibration& c, bool real) const {
+  const sim::ComputeModel model(c.for_model(k.model_name), false);
+  double t = 0.0;
+  double samples = 0.0;
+  for (const plan::ComputeOp& op : k.worker_ops.at(static_cast<size_t>(k.critical))) {
+    t += model.op_time_s(op, k.processor);
+    if (op.phase == plan::Phase::kData) samples += static_cast<double>(op.samples);
+  }
+  return real ? t + samples * c.input_cost_per_image_s : t;
+}
+
+void Surrogate::linearize(const sim::Calibration& c, const std::vector<Parameter>& params, int parallel) {
+  constexpr double kLogStep = 0.4;  // factor 1.5: large enough to see past SimGrid's event granularity
+  comm_.clear();
+  comm_log0_.clear();
+  for (const Parameter& p : params)
+    if (p.kind == ParameterKind::kComm) {
+      comm_.push_back(p);
+      comm_log0_.push_back(std::log(p.get(c)));
+    }
+  std::vector<SimJob> jobs;
+  std::vector<double> steps;
+  for (const Parameter& p : comm_) {
+    const double up = std::log(p.upper) - std::log(p.get(c));
+    steps.push_back(up >= kLogStep ? kLogStep : -kLogStep);
+  }
+  for (const Config& k : configs_) {
+    jobs.push_back(SimJob{k.scenario, k.gpus, c});
+    for (size_t j = 0; j < comm_.size(); ++j) {
+      sim::Calibration cj = c;
+      comm_[j].set(cj, comm_[j].get(c) * std::exp(steps[j]));
+      jobs.push_back(SimJob{k.scenario, k.gpus, cj});
+    }
+  }
+  sim::RunOptions options;
+  options.iterations = 2;
+  options.warmup = 1;
+  const std::vector<sim::PointResult> points = simulate_all(jobs, parallel, options);
+  simulations_ += static_cast<int>(points.size());
+  size_t at = 0;
+  for (Config& k : configs_) {
+    const sim::PointResult& base = points[at++];
+    k.critical = std::clamp(base.critical_worker, 0, static_cast<int>(k.worker_ops.size()) - 1);
+    k.data_samples = 0.0;
+    for (const plan::ComputeOp& op : k.worker_ops[static_cast<size_t>(k.critical)])
+      if (op.phase == plan::Phase::kData) k.data_samples += static_cast<double>(op.samples);
+    k.base_iteration_s = base.iteration_s;
+    k.base_images_per_sec = base.images_per_sec;
+    k.exposed_s = base.iteration_s - config_compute_s(k, c, false);
+    k.slope_s.clear();
+    for (size_t j = 0; j < comm_.size(); ++j) k.slope_s.push_back((points[at++].iteration_s - base.iteration_s) / steps[j]);
+  }
+}
+
+std::vector<double> Surrogate::predict(const sim::Calibration& c) const {
+  std::vector<double> comm_delta;
+  for (size_t j = 0; j < comm_.size(); ++j) comm_delta.push_back(std::log(comm_[j].get(c)) - comm_log0_[j]);
+  std::vector<double> compute(configs_.size(), -1.0);
+  std::vector<double> out;
+  for (size_t r = 0; r < config_of_run_.size(); ++r) {
+    const Config& k = configs_[config_of_run_[r]];
+    ST_ASSERT(k.base_iteration_s > 0.0, "surrogate: linearize() before predict()");
+    double& syn = compute[config_of_run_[r]];
+    if (syn < 0.0) syn = config_compute_s(k, c, false);
+    double t = syn + (real_[r] ? k.data_samples * c.input_cost_per_image_s : 0.0);
+    t += k.exposed_s;
+    for (size_t j = 0; j < comm_delta.size(); ++j) t += k.slope_s[j] * comm_delta[j];
+    t = std::max(t, 1e-3 * k.base_iteration_s);
+    out.push_back(k.base_images_per_sec * k.base_iteration_s / t);
+  }
+  return out;
+}
+
+double Surrogate::measured_iteration_s(size_t r) const {
+  const Config& k = configs_[config_of_run_[r]];
+  return k.base_images_per_sec * k.base_iteration_s / measured_[r];
+}
+
+double Surrogate::compute_s(size_t r, const sim::Calibration& c) const {
+  return config_compute_s(configs_[config_of_run_[r]], c, real_[r]);
+}
+
+double Surrogate::exposed_s(size_t r) const { return configs_[config_of_run_[r]].exposed_s; }
+
+}  // namespace scaletwin::calibrate

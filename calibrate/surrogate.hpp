@@ -1,0 +1,70 @@
+// The fit's fast model of the simulator: exact compute, linearised communication.
+//
+// Runs are grouped into configurations (same scenario and GPU count, any data: real and synthetic runs share one).
+// For a configuration k simulated at a calibration c0 (message level, forked):
+//
+//   t_k(c) = C_k(c) + E_k + sum_j s_kj (log p_j(c) - log p_j(c0))         iteration time
+//   C_k(c) = sum over the critical worker's compute ops of sim::ComputeModel(c).op_time_s(op)   (+ input cost)
+//   E_k    = t_sim_k(c0) - C_k(c0)                                           what is not the critical compute
+//   s_kj   = (t_sim_k(c0 with p_j * e^h) - t_sim_k(c0)) / h                    one simulation per comm parameter
+//   images/s = images/s_sim_k(c0) * t_sim_k(c0) / t_k(c)
+//
+// The compute part is the simulator's own compute model evaluated on the plan's ops, so it is exact as long as
+// the critical worker's compute stream stays the critical path; the fit re-simulates (relinearises) a few times so
+// that overlap and communication follow the parameters.
+#pragma once
+
+#include <vector>
+
+#include "calibrate/measurements.hpp"
+#include "calibrate/parameters.hpp"
+#include "plan/iteration_plan.hpp"
+#include "sim/compute_model.hpp"
+
+namespace scaletwin::calibrate {
+
+class Surrogate {
+ public:
+  // Groups the runs and lowers each configuration's plan (no simulation yet).
+  explicit Surrogate(const std::vector<MeasuredRun>& runs);
+
+  const Exercised& exercised() const { return exercised_; }
+  // Simulates every configuration at c and once more per communication parameter of `params`.
+  void linearize(const sim::Calibration& c, const std::vector<Parameter>& params, int parallel);
+  // Predicted images/s of every run (in the order given to the constructor) at calibration c.
+  std::vector<double> predict(const sim::Calibration& c) const;
+  // Measured iteration time of run r implied by its images/s, for the linear compute-scale solve.
+  double measured_iteration_s(size_t r) const;
+  // The critical worker's compute time per iteration of run r at c, and what is not compute (E_k).
+  double compute_s(size_t r, const sim::Calibration& c) const;
+  double exposed_s(size_t r) const;
+  int simulations() const { return simulations_; }
+  size_t configurations() const { return configs_.size(); }
+
+ private:
+  struct Config {
+    plan::Scenario scenario;
+    int gpus = 1;
+    std::vector<std::vector<plan::ComputeOp>> worker_ops;  // per worker index
+    sim::Processor processor;
+    std::string model_name;  // for Calibration::for_model
+    int critical = 0;
+    double data_samples = 0.0;  // samples through the data op per iteration (input cost for real data)
+    double base_iteration_s = 0.0;
+    double base_images_per_sec = 0.0;
+    double exposed_s = 0.0;
+    std::vector<double> slope_s;  // per comm parameter
+  };
+  double config_compute_s(const Config& k, const sim::Calibration& c, bool real) const;
+
+  std::vector<Config> configs_;
+  std::vector<size_t> config_of_run_;
+  std::vector<bool> real_;
+  std::vector<double> measured_;
+  Exercised exercised_;
+  std::vector<Parameter> comm_;
+  std::vector<double> comm_log0_;
+  int simulations_ = 0;
+};
+
+}  // namespace scaletwin::calibrate

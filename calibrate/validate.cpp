@@ -1,0 +1,64 @@
+// Validation of a calibration against measured runs (see validate.hpp).
+#include "calibrate/validate.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "calibrate/simulate.hpp"
+#include "core/error.hpp"
+
+namespace scaletwin::calibrate {
+
+Validation make_validation(const std::vector<std::string>& ids, const std::vector<double>& measured,
+                           const std::vector<double>& predicted) {
+  ST_ASSERT(ids.size() == measured.size() && ids.size() == predicted.size(), "validation: one figure per run");
+  Validation v;
+  double sum = 0.0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const double error = (predicted[i] - measured[i]) / measured[i];
+    v.rows.push_back(ValidationRow{ids[i], measured[i], predicted[i], error});
+    sum += std::abs(error);
+  }
+  v.mape = ids.empty() ? 0.0 : 100.0 * sum / static_cast<double>(ids.size());
+  return v;
+}
+
+Validation validate_runs(const std::vector<MeasuredRun>& runs, const sim::Calibration& calibration, int parallel) {
+  std::vector<SimJob> jobs;
+  std::vector<std::string> ids;
+  std::vector<double> measured;
+  for (const MeasuredRun& r : runs) {
+    jobs.push_back(SimJob{scenario_of(r), r.gpus(), calibration});
+    ids.push_back(r.id);
+    measured.push_back(r.images_per_sec);
+  }
+  const std::vector<sim::PointResult> points = simulate_all(jobs, parallel, sim::RunOptions{});
+  std::vector<double> predicted;
+  for (const sim::PointResult& p : points) predicted.push_back(p.images_per_sec);
+  return make_validation(ids, measured, predicted);
+}
+
+Json validation_to_json(const Validation& v) {
+  Json runs = Json::array();
+  for (const ValidationRow& r : v.rows)
+    runs.push_back({{"id", r.id},
+                    {"measured_images_per_sec", r.measured_images_per_sec},
+                    {"predicted_images_per_sec", r.predicted_images_per_sec},
+                    {"error", r.error}});
+  return {{"runs", runs}, {"mape", v.mape}};
+}
+
+std::string validation_table(const Validation& v) {
+  size_t width = 4;
+  for (const ValidationRow& r : v.rows) width = std::max(width, r.id.size());
+  std::string out = fmt::format("{:<{}} {:>12} {:>12} {:>8}\n", "run", width, "measured", "predicted", "error");
+  for (const ValidationRow& r : v.rows)
+    out += fmt::format("{:<{}} {:>12.1f} {:>12.1f} {:>+7.1f}%\n", r.id, width, r.measured_images_per_sec,
+                       r.predicted_images_per_sec, 100.0 * r.error);
+  out += fmt::format("MAPE {:.2f}% over {} runs (images/s; error = (predicted - measured) / measured)\n", v.mape,
+                     v.rows.size());
+  return out;
+}
+
+}  // namespace scaletwin::calibrate

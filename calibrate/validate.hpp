@@ -1,0 +1,41 @@
+// Validation: predict measured runs and report the error of each and the mean absolute percentage error.
+//
+//   error = (predicted - measured) / measured        mape = 100 * mean |error|        (../shared/spec.md)
+//
+// validate_runs simulates every run at message level (the simulator `predict` uses), one forked child per run.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "calibrate/measurements.hpp"
+#include "core/json_reader.hpp"
+#include "sim/calibration.hpp"
+
+namespace scaletwin::calibrate {
+
+struct ValidationRow {
+  std::string id;
+  double measured_images_per_sec = 0.0;
+  double predicted_images_per_sec = 0.0;
+  double error = 0.0;  // (predicted - measured) / measured
+};
+
+struct Validation {
+  std::vector<ValidationRow> rows;
+  double mape = 0.0;  // percent
+};
+
+// Builds the rows and the MAPE from measured and predicted figures (same order and length).
+Validation make_validation(const std::vector<std::string>& ids, const std::vector<double>& measured,
+                           const std::vector<double>& predicted);
+
+// Simulates every run with `calibration` (`parallel` children at a time) and compares.
+Validation validate_runs(const std::vector<MeasuredRun>& runs, const sim::Calibration& calibration, int parallel);
+
+// {"runs": [{"id", "measured_images_per_sec", "predicted_images_per_sec", "error"}], "mape"}
+Json validation_to_json(const Validation& v);
+// One line per run and the MAPE, for people.
+std::string validation_table(const Validation& v);
+
+}  // namespace scaletwin::calibrate
