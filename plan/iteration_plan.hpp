@@ -78,6 +78,27 @@ struct EndpointProgram {
 
 enum class SyncKind { kSync, kAsync, kMixedAsync };
 
+// Added (issue 5): the generator call that builds a schedule (plan/collectives.hpp: make_collective(collective,
+// algorithm, ranks, elements, element_bytes, {ranks_per_node, intra, inter, servers, root})). Every schedule of a
+// plan has one; a plan lowered with materialize_schedules = false holds only the shell of each schedule (name,
+// collective, ranks, elements, element_bytes; no programs), and the fast simulation mode times the recipe.
+struct ScheduleRecipe {
+  Collective collective = Collective::kAllReduce;
+  std::string algorithm;
+  int ranks = 0;             // make_collective's ranks (parameter servers: the workers; the schedule adds servers)
+  int64_t elements = 0;
+  int64_t element_bytes = 4;
+  int ranks_per_node = 0;
+  std::string intra = "ring", inter = "ring";
+  int servers = 1;
+  int root = 0;
+};
+Schedule make_schedule(const ScheduleRecipe& recipe);
+
+struct LowerOptions {
+  bool materialize_schedules = true;  // false: schedule shells + recipes (no O(GPUs²) steps; no GPU limit)
+};
+
 struct IterationPlan {
   SyncKind sync = SyncKind::kSync;
   int workers = 1;
@@ -88,6 +109,9 @@ struct IterationPlan {
   std::vector<EndpointProgram> programs;   // one per endpoint
   std::vector<Schedule> schedules;
   std::vector<CollectiveInstance> collectives;
+  std::vector<ScheduleRecipe> recipes;  // added (issue 5): one per schedule
+
+  bool materialized() const;  // every schedule holds its programs
 
   uint64_t hash() const;  // deterministic over everything above
 };
@@ -103,5 +127,8 @@ topology::Cluster load_scenario_cluster(const Scenario& scenario, int gpus);
 
 // Throws InputError when the scheme cannot be lowered for this GPU count (e.g. more GPUs than the cluster has).
 IterationPlan lower(const Scenario& scenario, const models::Model& model, const topology::Cluster& cluster, int gpus);
+// Added (issue 5): with options; the overload above materializes every schedule.
+IterationPlan lower(const Scenario& scenario, const models::Model& model, const topology::Cluster& cluster, int gpus,
+                    const LowerOptions& options);
 
 }  // namespace scaletwin::plan

@@ -16,19 +16,21 @@ namespace scaletwin::plan::detail {
 
 class PlanBuilder {
  public:
-  explicit PlanBuilder(IterationPlan& plan) : plan_(plan) {}
+  explicit PlanBuilder(IterationPlan& plan, bool materialize = true) : plan_(plan), materialize_(materialize) {}
 
   int add_endpoint(Endpoint e);
   // Appends a compute item to endpoint e after its previous compute item and after `deps`; returns its index.
   int compute(int e, const ComputeOp& op, std::vector<int> deps = {});
   // Appends endpoint e's part (rank) of collective c after `deps`; returns its index.
   int comm(int e, int c, int rank, std::vector<int> deps = {});
-  // Registers a schedule under `key` (built by make() only the first time the key is seen); returns its index.
+  // Registers a schedule under `key` (make() gives its recipe, called only the first time the key is seen; the
+  // schedule is generated from it, or only its shell when not materializing); returns its index.
   template <typename Make>
   int schedule(const std::string& key, Make make) {
     auto it = schedule_index_.find(key);
     if (it != schedule_index_.end()) return it->second;
-    plan_.schedules.push_back(make());
+    plan_.recipes.push_back(make());
+    plan_.schedules.push_back(materialize_ ? make_schedule(plan_.recipes.back()) : schedule_shell(plan_.recipes.back()));
     const int index = static_cast<int>(plan_.schedules.size()) - 1;
     schedule_index_.emplace(key, index);
     return index;
@@ -39,7 +41,9 @@ class PlanBuilder {
   IterationPlan& plan() { return plan_; }
 
  private:
+  static Schedule schedule_shell(const ScheduleRecipe& recipe);
   IterationPlan& plan_;
+  bool materialize_ = true;
   std::vector<int> last_compute_;
   std::map<std::string, int> schedule_index_;
 };
@@ -52,15 +56,15 @@ struct Bucket {
 std::vector<Bucket> make_buckets(const models::Model& model, const std::vector<int>& layers_backward_order,
                                  int64_t bucket_bytes);
 
-// The schedules lower() needs, from the generators of plan/collectives.hpp (lower_schedules.cpp).
-Schedule allreduce_schedule(const AllReduceScheme& scheme, int ranks, int ranks_per_node, int64_t elements);
-Schedule reduce_schedule(int ranks, int64_t elements);     // to rank 0
-Schedule broadcast_schedule(int ranks, int64_t elements);  // from rank 0
+// The recipes of the schedules lower() needs, for the generators of plan/collectives.hpp (lower_schedules.cpp).
+ScheduleRecipe allreduce_schedule(const AllReduceScheme& scheme, int ranks, int ranks_per_node, int64_t elements);
+ScheduleRecipe reduce_schedule(int ranks, int64_t elements);     // to rank 0
+ScheduleRecipe broadcast_schedule(int ranks, int64_t elements);  // from rank 0
 // Ranks 0..workers-1 are workers, workers..workers+servers-1 the shards; each shard owns an equal slice.
-Schedule push_schedule(int workers, int servers, int64_t elements);
-Schedule pull_schedule(int workers, int servers, int64_t elements);
-Schedule allgather_schedule(int ranks, int64_t elements);       // rank r contributes part r
-Schedule reduce_scatter_schedule(int ranks, int64_t elements);  // rank r ends with part r reduced
+ScheduleRecipe push_schedule(int workers, int servers, int64_t elements);
+ScheduleRecipe pull_schedule(int workers, int servers, int64_t elements);
+ScheduleRecipe allgather_schedule(int ranks, int64_t elements);       // rank r contributes part r
+ScheduleRecipe reduce_scatter_schedule(int ranks, int64_t elements);  // rank r ends with part r reduced
 
 }  // namespace scaletwin::plan::detail
 

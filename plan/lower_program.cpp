@@ -163,6 +163,11 @@ void build_worker_program(Lowering& l, ModelParallel& mp, int w) {
 }  // namespace
 
 IterationPlan lower(const Scenario& scenario, const models::Model& model, const topology::Cluster& cluster, int gpus) {
+  return lower(scenario, model, cluster, gpus, LowerOptions{});
+}
+
+IterationPlan lower(const Scenario& scenario, const models::Model& model, const topology::Cluster& cluster, int gpus,
+                    const LowerOptions& options) {
   const int per_node = scenario.gpus_per_node > 0 ? scenario.gpus_per_node : cluster.devices_per_node();
   if (per_node > cluster.devices_per_node())
     throw InputError(scenario.file, "/gpus_per_node",
@@ -173,13 +178,14 @@ IterationPlan lower(const Scenario& scenario, const models::Model& model, const 
                      fmt::format("GPU counts from 1 to nodes × gpus_per_node = {} (got {})", most_gpus, gpus));
   // A plan holds every rank's schedule steps, O(GPUs²) for the flat all-reduces: 2048 GPUs take a minute and 2 GB
   // to lower, so a count far above that is refused here rather than left to run for hours and exhaust memory.
+  // Without materialized schedules (the fast simulation mode) the plan is O(GPUs): no limit but the cluster's.
   constexpr int kMaxPlanGpus = 4096;
-  if (gpus > kMaxPlanGpus)
+  if (options.materialize_schedules && gpus > kMaxPlanGpus)
     throw InputError(scenario.file, "/sweep/gpus",
                      fmt::format("at most {} GPUs in one plan (got {}): the plan grows with the square of the GPU count",
                                  kMaxPlanGpus, gpus));
   IterationPlan plan;
-  PlanBuilder builder(plan);
+  PlanBuilder builder(plan, options.materialize_schedules);
   Lowering l(scenario, model, builder);
   l.gpus = gpus;
   l.gpus_per_node = std::min(per_node, gpus);

@@ -1,37 +1,93 @@
-// The schedules the lowering asks for, from the generator registry (plan/collectives.hpp). Elements are fp32.
+// The schedules the lowering asks for, as recipes for the generator registry (plan/collectives.hpp); elements are
+// fp32. make_schedule() runs a recipe; a schedule shell (no programs) stands for it in plans lowered without
+// materializing their schedules (LowerOptions, for the fast simulation mode at thousands of GPUs).
+#include <fmt/format.h>
+
 #include "plan/collectives.hpp"
 #include "plan/lower_internal.hpp"
+
+namespace scaletwin::plan {
+
+Schedule make_schedule(const ScheduleRecipe& r) {
+  CollectiveOptions options;
+  options.ranks_per_node = r.ranks_per_node;
+  options.intra = r.intra;
+  options.inter = r.inter;
+  options.servers = r.servers;
+  options.root = r.root;
+  return make_collective(r.collective, r.algorithm, r.ranks, r.elements, r.element_bytes, options);
+}
+
+bool IterationPlan::materialized() const {
+  for (const Schedule& s : schedules)
+    if (static_cast<int>(s.programs.size()) != s.ranks) return false;
+  return true;
+}
+
+}  // namespace scaletwin::plan
 
 namespace scaletwin::plan::detail {
 
 namespace {
+
 constexpr int64_t kFloatBytes = 4;
+
+ScheduleRecipe recipe(Collective collective, const std::string& algorithm, int ranks, int64_t elements) {
+  ScheduleRecipe r;
+  r.collective = collective;
+  r.algorithm = algorithm;
+  r.ranks = ranks;
+  r.elements = elements;
+  r.element_bytes = kFloatBytes;
+  return r;
 }
 
-Schedule allreduce_schedule(const AllReduceScheme& scheme, int ranks, int ranks_per_node, int64_t elements) {
-  CollectiveOptions options;
-  options.ranks_per_node = ranks_per_node;
-  options.intra = scheme.intra;
-  options.inter = scheme.inter;
-  return make_collective(Collective::kAllReduce, scheme.algorithm, ranks, elements, kFloatBytes, options);
+}  // namespace
+
+Schedule PlanBuilder::schedule_shell(const ScheduleRecipe& r) {
+  Schedule s;
+  s.name = fmt::format("{} {}", r.algorithm, collective_name(r.collective));
+  s.collective = r.collective;
+  s.ranks = r.ranks + (r.collective == Collective::kPushPull ? r.servers : 0);
+  s.elements = r.elements;
+  s.element_bytes = r.element_bytes;
+  return s;
 }
 
-Schedule reduce_schedule(int ranks, int64_t elements) { return binomial_reduce(ranks, elements, kFloatBytes, 0); }
-
-Schedule broadcast_schedule(int ranks, int64_t elements) { return binomial_broadcast(ranks, elements, kFloatBytes, 0); }
-
-Schedule push_schedule(int workers, int servers, int64_t elements) {
-  return ps_push(workers, servers, elements, kFloatBytes);
+ScheduleRecipe allreduce_schedule(const AllReduceScheme& scheme, int ranks, int ranks_per_node, int64_t elements) {
+  ScheduleRecipe r = recipe(Collective::kAllReduce, scheme.algorithm, ranks, elements);
+  r.ranks_per_node = ranks_per_node;
+  r.intra = scheme.intra;
+  r.inter = scheme.inter;
+  return r;
 }
 
-Schedule pull_schedule(int workers, int servers, int64_t elements) {
-  return ps_pull(workers, servers, elements, kFloatBytes);
+ScheduleRecipe reduce_schedule(int ranks, int64_t elements) {
+  return recipe(Collective::kReduce, "binomial", ranks, elements);
 }
 
-Schedule allgather_schedule(int ranks, int64_t elements) { return ring_allgather(ranks, elements, kFloatBytes); }
+ScheduleRecipe broadcast_schedule(int ranks, int64_t elements) {
+  return recipe(Collective::kBroadcast, "binomial", ranks, elements);
+}
 
-Schedule reduce_scatter_schedule(int ranks, int64_t elements) {
-  return ring_reduce_scatter(ranks, elements, kFloatBytes);
+ScheduleRecipe push_schedule(int workers, int servers, int64_t elements) {
+  ScheduleRecipe r = recipe(Collective::kPushPull, "push", workers, elements);
+  r.servers = servers;
+  return r;
+}
+
+ScheduleRecipe pull_schedule(int workers, int servers, int64_t elements) {
+  ScheduleRecipe r = recipe(Collective::kPushPull, "pull", workers, elements);
+  r.servers = servers;
+  return r;
+}
+
+ScheduleRecipe allgather_schedule(int ranks, int64_t elements) {
+  return recipe(Collective::kAllGather, "ring", ranks, elements);
+}
+
+ScheduleRecipe reduce_scatter_schedule(int ranks, int64_t elements) {
+  return recipe(Collective::kReduceScatter, "ring", ranks, elements);
 }
 
 }  // namespace scaletwin::plan::detail
