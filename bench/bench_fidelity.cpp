@@ -3,7 +3,8 @@
 // its CPU time is the child's), their ratio, and the relative difference of every prediction (iteration_s,
 // compute_s, exposed_comm_s). Points above --message-max GPUs run in the fast mode only (wall, CPU, peak RSS).
 //
-//   bench_fidelity [--message-max P] [--detail] SCENARIO:GPUS[,GPUS...] ...   (--detail: every collective's time)
+//   bench_fidelity [--message-max P] [--nodes N] [--detail] SCENARIO:GPUS[,GPUS...] ...
+//   (--nodes: override the scenarios' node count, for sweeps beyond them; --detail: every collective's time)
 //   e.g. bench_fidelity scenarios/bsc-resnet50-ring.json:16,64 scenarios/dgx-h200-resnet50-ring.json:1024
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -49,9 +50,14 @@ double peak_rss_mb() {
 int main(int argc, char** argv) {
   int message_max = 256;
   bool detail = false;
+  int nodes = 0;
   std::vector<std::pair<std::string, std::vector<int>>> cases;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
+    if (arg == "--nodes" && i + 1 < argc) {
+      nodes = std::atoi(argv[++i]);
+      continue;
+    }
     if (arg == "--detail") {
       detail = true;
       continue;
@@ -71,7 +77,7 @@ int main(int argc, char** argv) {
     cases.emplace_back(arg.substr(0, colon), gpus);
   }
   if (cases.empty()) {
-    fmt::print(stderr, "usage: bench_fidelity [--message-max P] SCENARIO:GPUS[,GPUS...] ...\n");
+    fmt::print(stderr, "usage: bench_fidelity [--message-max P] [--nodes N] [--detail] SCENARIO:GPUS[,GPUS...] ...\n");
     return 2;
   }
   fmt::print("{:<40} {:>6} {:>10} {:>10} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>9}\n", "scenario", "gpus",
@@ -80,7 +86,8 @@ int main(int argc, char** argv) {
   double worst = 0.0;
   try {
     for (const auto& [path, gpus_list] : cases) {
-      const plan::Scenario scenario = plan::load_scenario(path);
+      plan::Scenario scenario = plan::load_scenario(path);
+      if (nodes > 0) scenario.nodes = nodes;
       for (int gpus : sim::sweep_of(scenario, gpus_list)) {
         const sim::Calibration calibration = sim::default_calibration();
         const sim::RunOptions run;

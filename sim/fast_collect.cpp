@@ -14,8 +14,16 @@ namespace scaletwin::sim::fast {
 CollectiveRounds rounds_for_schedule(const plan::IterationPlan& plan, int s) {
   const plan::Schedule& schedule = plan.schedules.at(static_cast<size_t>(s));
   if (static_cast<int>(schedule.programs.size()) == schedule.ranks) return rounds_of(schedule);
-  ST_ASSERT(false, "fast mode: schedule " + schedule.name + " is neither materialized nor described by a recipe");
-  return {};
+  ST_ASSERT(static_cast<size_t>(s) < plan.recipes.size(),
+            "fast mode: schedule " + schedule.name + " is neither materialized nor described by a recipe");
+  const plan::ScheduleRecipe& recipe = plan.recipes[static_cast<size_t>(s)];
+  const bool ring_family = recipe.collective == plan::Collective::kAllReduce ||
+                           recipe.collective == plan::Collective::kReduceScatter ||
+                           recipe.collective == plan::Collective::kAllGather;
+  if (recipe.algorithm == "ring" && ring_family)
+    return ring_rounds(recipe.collective, recipe.ranks, recipe.elements, recipe.element_bytes);
+  // No symbolic form: generate the schedule for the time it takes to extract its rounds.
+  return rounds_of(plan::make_schedule(recipe));
 }
 
 PointResult FastPlan::collect(const std::vector<std::vector<IterationRecord>>& records, double now_s) const {

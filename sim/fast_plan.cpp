@@ -180,6 +180,7 @@ double FastPlan::post_s(int c, size_t round) {
   const Round& r = round_of(c, round);
   if (r.pattern >= 0 && r.reduce_all && r.flow_bytes.empty() && r.copies.empty())
     return static_cast<double>(r.bytes) * pattern_info(c, r.pattern).reduce_s_per_byte;
+  if (!r.reduce_all && r.reduce.empty() && r.copies.empty()) return 0.0;  // plain receives
   const auto& participants = plan_.collectives[static_cast<size_t>(c)].participants;
   std::unordered_map<int, std::pair<double, double>> reduced;  // rank → (largest, total) bytes
   std::unordered_map<int, double> busy_s;                      // rank → copy seconds

@@ -129,7 +129,9 @@ PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, cons
     return simulate_point_forked(scenario, gpus, calibration, options);
   const models::Model model = plan::load_scenario_model(scenario);
   const topology::Cluster cluster = plan::load_scenario_cluster(scenario, gpus);
-  const plan::IterationPlan plan = plan::lower(scenario, model, cluster, gpus);
+  plan::LowerOptions lowering;
+  lowering.materialize_schedules = false;  // the fast mode times recipes: no O(GPUs²) schedules
+  const plan::IterationPlan plan = plan::lower(scenario, model, cluster, gpus, lowering);
   RunOptions run = options;
   run.real_data = scenario.training.data == "real";
   run.half_precision = scenario.training.precision != "fp32";
