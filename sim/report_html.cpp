@@ -52,7 +52,7 @@ double one_gpu_rate(const Report& r) {
 // The measured value `field` of each report as a solid series, and field_ideal(report, gpus) as a dashed one.
 template <typename Value, typename Ideal>
 std::vector<svg::Series> scaling_series(const std::vector<Report>& reports, Value value, Ideal ideal, double* max_y) {
-  std::vector<svg::Series> out;
+  std::vector<svg::Series> out, ideals;
   for (size_t i = 0; i < reports.size(); ++i) {
     svg::Series s{series_name(reports, i), color_of(i), {}, {}, false};
     svg::Series id{reports.size() == 1 ? std::string("ideal linear") : fmt::format("ideal ({})", i + 1),
@@ -65,8 +65,9 @@ std::vector<svg::Series> scaling_series(const std::vector<Report>& reports, Valu
     }
     out.push_back(std::move(s));
     if (reports.size() == 1 || i == 0 || one_gpu_rate(reports[i]) != one_gpu_rate(reports[0]))
-      out.push_back(std::move(id));
+      ideals.push_back(std::move(id));
   }
+  out.insert(out.end(), ideals.begin(), ideals.end());  // reference lines last: drawn on top, legend after
   return out;
 }
 
@@ -111,13 +112,22 @@ std::string breakdown_chart(const std::vector<Report>& reports) {
       {"data", "#f2a93b"}, {"compute", "#4c78a8"}, {"exposed comm", "#e45756"}, {"idle", "#bab0ac"}};
   std::vector<svg::Bar> bars;
   double max_s = 0.0;
+  struct Entry {
+    int gpus;
+    size_t report, point;
+  };
+  std::vector<Entry> order;  // bars grouped by GPU count, schemes side by side
   for (size_t i = 0; i < reports.size(); ++i)
-    for (const PointResult& p : reports[i].predictions) {
-      const TimeBreakdown b = time_breakdown(p);
-      const std::string label = reports.size() == 1 ? std::to_string(p.gpus) : fmt::format("{} ({})", p.gpus, i + 1);
-      bars.push_back({label, {b.data_s, b.compute_s, b.exposed_comm_s, b.idle_s}});
-      max_s = std::max(max_s, p.iteration_s);
-    }
+    for (size_t k = 0; k < reports[i].predictions.size(); ++k) order.push_back({reports[i].predictions[k].gpus, i, k});
+  std::stable_sort(order.begin(), order.end(), [](const Entry& a, const Entry& b) { return a.gpus < b.gpus; });
+  for (const Entry& e : order) {
+    const size_t i = e.report;
+    const PointResult& p = reports[i].predictions[e.point];
+    const TimeBreakdown b = time_breakdown(p);
+    const std::string label = reports.size() == 1 ? std::to_string(p.gpus) : fmt::format("{} ({})", p.gpus, i + 1);
+    bars.push_back({label, {b.data_s, b.compute_s, b.exposed_comm_s, b.idle_s}});
+    max_s = std::max(max_s, p.iteration_s);
+  }
   svg::Frame frame;
   frame.width = std::max(560.0, 90.0 + 46.0 * static_cast<double>(bars.size()));
   return svg::stacked_bar_chart("breakdown", "Iteration time on the critical worker", "GPUs", seconds_axis(max_s),

@@ -27,22 +27,33 @@ std::string escape(const std::string& text) {
   return out;
 }
 
-double nice_max(double value) {
-  if (!(value > 0.0) || !std::isfinite(value)) return 1.0;
+namespace {
+
+// Round axis maxima as mantissas of a power of ten, each with the number of tick intervals that gives round steps.
+constexpr std::pair<double, int> kNiceSteps[] = {{1.0, 5}, {1.5, 3}, {2.0, 4}, {2.5, 5}, {3.0, 6}, {4.0, 4},
+                                                 {5.0, 5}, {6.0, 6}, {8.0, 4}, {10.0, 5}};
+
+std::pair<double, int> nice_step(double value) {
+  if (!(value > 0.0) || !std::isfinite(value)) return {1.0, 5};
   const double power = std::pow(10.0, std::floor(std::log10(value)));
-  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
-    if (m * power >= value * (1.0 - 1e-12)) return m * power;
-  return 10.0 * power;
+  for (const auto& [m, intervals] : kNiceSteps)
+    if (m * power >= value * (1.0 - 1e-12)) return {m * power, intervals};
+  return {10.0 * power, 5};
 }
+
+}  // namespace
+
+double nice_max(double value) { return nice_step(value).first; }
 
 std::string num(double value) { return fmt::format("{:.2f}", value); }
 
 Axis linear_axis(const std::string& label, double max_value, const std::string& format) {
   Axis a;
   a.label = label;
-  a.max = nice_max(max_value);
-  for (int i = 0; i <= 5; ++i) {
-    const double v = a.max * i / 5.0;
+  const auto [max, intervals] = nice_step(max_value);
+  a.max = max;
+  for (int i = 0; i <= intervals; ++i) {
+    const double v = a.max * i / intervals;
     a.ticks.push_back({v, fmt::format(fmt::runtime(format), v)});
   }
   return a;
@@ -60,7 +71,7 @@ std::string open_svg(const std::string& id, const std::string& title, const Fram
   return fmt::format(
       "<svg class=\"chart\" data-chart=\"{}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
       "viewBox=\"0 0 {} {}\" font-family=\"sans-serif\" font-size=\"12\">\n"
-      "<text x=\"{}\" y=\"22\" font-size=\"15\" font-weight=\"bold\">{}</text>\n",
+      "<text x=\"{}\" y=\"20\" font-size=\"15\" font-weight=\"bold\">{}</text>\n",
       escape(id), num(f.width), num(f.height), num(f.width), num(f.height), num(f.left), escape(title));
 }
 
@@ -100,7 +111,7 @@ std::string legend(const Frame& f, const std::vector<std::pair<std::string, std:
   for (size_t i = entries.size(); i-- > 0;) {
     const auto& [name, color] = entries[i];
     x -= 7.0 * static_cast<double>(name.size()) + 34.0;
-    const double y = f.top - 12;
+    const double y = f.top - 14;
     out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"{}\"{}/>", num(x),
                        num(y), num(x + 18), num(y), escape(color), dashed[i] ? 2 : 8,
                        dashed[i] ? " stroke-dasharray=\"5 3\"" : "");

@@ -13,7 +13,7 @@ namespace scaletwin::sim::svg {
 
 // <, >, &, " and ' as entities.
 std::string escape(const std::string& text);
-// The smallest of 1, 2, 2.5, 5 times a power of ten that is >= value (value <= 0: 1).
+// The smallest of 1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 times a power of ten that is >= value (value <= 0: 1).
 double nice_max(double value);
 // Coordinates and other numbers as they are written into the SVG: fixed, two decimals.
 std::string num(double value);
@@ -31,15 +31,16 @@ struct Axis {
   std::vector<Tick> ticks;  // labelled positions (and grid lines)
 };
 
-// A linear axis from 0 to nice_max(max_value) with five ticks, labelled with `format` ("{:g}" style fmt spec).
+// A linear axis from 0 to nice_max(max_value) with 3 to 6 ticks at round steps, labelled with `format`
+// ("{:g}" style fmt spec).
 Axis linear_axis(const std::string& label, double max_value, const std::string& format = "{:g}");
 
 struct Frame {
   double width = 560.0;
-  double height = 340.0;
+  double height = 352.0;
   double left = 70.0;
   double right = 20.0;
-  double top = 40.0;
+  double top = 52.0;
   double bottom = 50.0;
 
   double plot_width() const { return width - left - right; }

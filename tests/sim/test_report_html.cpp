@@ -1,8 +1,9 @@
 // The HTML report (sim/report_html.hpp): well-formed enough, one <svg> per chart, series points where the axis
-// range puts them (hand-computed from the default frame: plot x 70..540, y 40..290), the ideal line, stacked bars
+// range puts them (hand-computed from the default frame: plot x 70..540, y 52..302), the ideal line, stacked bars
 // that add up to the iteration time, and escaped text.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <regex>
 #include <string>
 #include <utility>
@@ -95,26 +96,26 @@ TEST_CASE("report_html is one page with one svg per chart", "[report_html]") {
 
 TEST_CASE("report_html places the images/s points by the axis range", "[report_html]") {
   const std::string svg = chart(scaletwin::sim::report_html(sample_report()), "images_per_sec");
-  // y axis 0..nice_max(800) = 0..1000 (ideal at 8 GPUs is 800 images/s); x axis log2 1..8.
+  // y axis 0..nice_max(800) = 0..800 (ideal at 8 GPUs is 800 images/s); x axis log2 1..8.
   const auto p = points(svg, "predicted");
   REQUIRE(p.size() == 4);
   CHECK(p[0].first == Approx(70.0).margin(0.006));
-  CHECK(p[0].second == Approx(40.0 + 250.0 * (1.0 - 100.0 / 1000.0)).margin(0.006));  // 265
+  CHECK(p[0].second == Approx(52.0 + 250.0 * (1.0 - 100.0 / 800.0)).margin(0.006));  // 270.75
   CHECK(p[1].first == Approx(70.0 + 470.0 / 3.0).margin(0.006));                      // log2(2)/log2(8)
   CHECK(p[3].first == Approx(540.0).margin(0.006));
-  CHECK(p[3].second == Approx(40.0 + 250.0 * (1.0 - 680.0 / 1000.0)).margin(0.006));  // 120
+  CHECK(p[3].second == Approx(52.0 + 250.0 * (1.0 - 680.0 / 800.0)).margin(0.006));  // 89.5
   const auto ideal = points(svg, "ideal linear");
   REQUIRE(ideal.size() == 4);
-  CHECK(ideal[0].second == Approx(265.0).margin(0.006));
-  CHECK(ideal[2].second == Approx(40.0 + 250.0 * (1.0 - 400.0 / 1000.0)).margin(0.006));
-  CHECK(ideal[3].second == Approx(90.0).margin(0.006));
-  CHECK(svg.find(">1000</text>") != std::string::npos);  // the top tick label
+  CHECK(ideal[0].second == Approx(270.75).margin(0.006));
+  CHECK(ideal[2].second == Approx(52.0 + 250.0 * (1.0 - 400.0 / 800.0)).margin(0.006));
+  CHECK(ideal[3].second == Approx(52.0).margin(0.006));
+  CHECK(svg.find(">800</text>") != std::string::npos);  // the top tick label
 
   const std::string speedup = chart(scaletwin::sim::report_html(sample_report()), "speedup");
-  CHECK(points(speedup, "ideal linear")[3].second == Approx(90.0).margin(0.006));  // 8 of 0..10
-  CHECK(points(speedup, "predicted")[3].second == Approx(40.0 + 250.0 * (1.0 - 6.8 / 10.0)).margin(0.006));
+  CHECK(points(speedup, "ideal linear")[3].second == Approx(52.0).margin(0.006));  // 8 of 0..8
+  CHECK(points(speedup, "predicted")[3].second == Approx(52.0 + 250.0 * (1.0 - 6.8 / 8.0)).margin(0.006));
   const std::string eff = chart(scaletwin::sim::report_html(sample_report()), "efficiency");
-  CHECK(points(eff, "ideal linear")[0].second == Approx(40.0 + 250.0 * (1.0 - 100.0 / 120.0)).margin(0.006));
+  CHECK(points(eff, "ideal linear")[0].second == Approx(52.0 + 250.0 * (1.0 - 100.0 / 120.0)).margin(0.006));
 }
 
 TEST_CASE("report_html stacks the time breakdown to the iteration time", "[report_html]") {
@@ -123,9 +124,11 @@ TEST_CASE("report_html stacks the time breakdown to the iteration time", "[repor
   const std::regex bar_re("<g class=\"bar\" data-bar=\"([0-9]+)\">([^]*?)</g>");
   const std::regex seg_re("data-segment=\"([a-z ]+)\" data-value=\"([-0-9.e+]+)\" x=\"[-0-9.]+\" y=\"([-0-9.]+)\""
                           " width=\"[-0-9.]+\" height=\"([-0-9.]+)\"");
-  // y axis 0..nice_max(0.32 s at 1 GPU) = 0.5 s over 250 px.
-  const double axis_max = scaletwin::sim::svg::nice_max(r.predictions[0].iteration_s);
-  CHECK(axis_max == 0.5);
+  // y axis 0..nice_max(0.376 s at 8 GPUs, the longest iteration) = 0.4 s over 250 px.
+  double longest_s = 0.0;
+  for (const PointResult& p : r.predictions) longest_s = std::max(longest_s, p.iteration_s);
+  const double axis_max = scaletwin::sim::svg::nice_max(longest_s);
+  CHECK(axis_max == 0.4);
   size_t bars = 0;
   for (auto it = std::sregex_iterator(svg.begin(), svg.end(), bar_re); it != std::sregex_iterator(); ++it, ++bars) {
     const PointResult& p = r.predictions.at(bars);
@@ -141,7 +144,7 @@ TEST_CASE("report_html stacks the time breakdown to the iteration time", "[repor
     CHECK(segments == 4);
     CHECK(value_sum == Approx(p.iteration_s).epsilon(1e-8));
     CHECK(height_sum == Approx(250.0 * p.iteration_s / axis_max).margin(0.02));
-    CHECK(top == Approx(40.0 + 250.0 * (1.0 - p.iteration_s / axis_max)).margin(0.006));
+    CHECK(top == Approx(52.0 + 250.0 * (1.0 - p.iteration_s / axis_max)).margin(0.006));
   }
   CHECK(bars == 4);
   const auto b = scaletwin::sim::time_breakdown(r.predictions[3]);
@@ -175,13 +178,18 @@ TEST_CASE("report_html escapes text and draws one series per scheme", "[report_h
   CHECK(two.find("links / pcie / bandwidth_factor</td><td>0.85") != std::string::npos);
 }
 
-TEST_CASE("nice_max rounds up to 1, 2, 2.5 or 5 times a power of ten", "[report_html]") {
+TEST_CASE("nice_max rounds up to a round mantissa times a power of ten", "[report_html]") {
   using scaletwin::sim::svg::nice_max;
-  CHECK(nice_max(800.0) == 1000.0);
+  CHECK(nice_max(800.0) == 800.0);
+  CHECK(nice_max(801.0) == 1000.0);
+  CHECK(nice_max(3238.0) == 4000.0);
+  CHECK(nice_max(1.265) == 1.5);
   CHECK(nice_max(500.0) == 500.0);
-  CHECK(nice_max(680.0) == 1000.0);
-  CHECK(nice_max(0.32) == 0.5);
-  CHECK(nice_max(8.0) == 10.0);
+  CHECK(nice_max(680.0) == 800.0);
+  CHECK(nice_max(0.32) == 0.4);
+  CHECK(nice_max(0.2501) == Approx(0.3));
+  CHECK(nice_max(8.0) == 8.0);
+  CHECK(nice_max(9.0) == 10.0);
   CHECK(nice_max(2.2) == 2.5);
   CHECK(nice_max(0.0) == 1.0);
 }
