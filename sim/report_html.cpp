@@ -55,7 +55,7 @@ std::vector<svg::Series> scaling_series(const std::vector<Report>& reports, Valu
   std::vector<svg::Series> out, ideals;
   for (size_t i = 0; i < reports.size(); ++i) {
     svg::Series s{series_name(reports, i), color_of(i), {}, {}, false};
-    svg::Series id{reports.size() == 1 ? std::string("ideal linear") : fmt::format("ideal ({})", i + 1),
+    svg::Series id{i == 0 ? std::string("ideal linear") : fmt::format("ideal ({})", i + 1),
                    reports.size() == 1 ? std::string(kIdealColor) : color_of(i), {}, {}, true};
     for (const PointResult& p : reports[i].predictions) {
       if (p.gpus <= 0) continue;

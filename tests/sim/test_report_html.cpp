@@ -172,6 +172,8 @@ TEST_CASE("report_html escapes text and draws one series per scheme", "[report_h
   const std::string svg = chart(two, "images_per_sec");
   CHECK(points(svg, "\\(1\\) ps\\(sync\\)").size() == 4);
   CHECK(points(svg, "\\(2\\) allreduce\\(ring\\)").size() == 4);
+  CHECK(points(svg, "ideal linear").size() == 4);  // one ideal: both schemes have the same 1-GPU rate
+  CHECK(count(svg, "data-series=\"ideal") == 1);
   CHECK(count(two, "<svg") == 4);
   CHECK(count(chart(two, "breakdown"), "class=\"bar\"") == 8);
   CHECK(two.find("32 per GPU") != std::string::npos);
