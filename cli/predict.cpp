@@ -6,7 +6,8 @@
 // Without SCENARIO: plan::default_scenario(). Output: a table, or with --json the spec's
 // {"scenario", "predictions": [{"gpus", "nodes", "iteration_s", "images_per_sec", "speedup", "efficiency",
 // "compute_s", "exposed_comm_s", ...breakdowns}]}. --trace writes Chrome trace format (Perfetto: one track per
-// endpoint, one process per GPU count). --report DIR writes report.json, report.txt and trace.json into DIR.
+// endpoint, one process per GPU count). --report DIR writes report.json, report.txt, trace.json and report.html
+// (a self-contained page with the scaling charts, sim/report_html.hpp) into DIR.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "sim/predict.hpp"
+#include "sim/report_html.hpp"
 
 namespace scaletwin::cli {
 
@@ -50,6 +52,11 @@ int run_predict(const PredictArgs& a) {
     write_json_output((dir / "report.json").string(), sim::report_to_json(report));
     write_file_atomic((dir / "report.txt").string(), sim::report_table(report));
     write_json_output((dir / "trace.json").string(), sim::chrome_trace(report));
+    sim::ReportContext context;
+    context.batch_per_gpu = scenario.batch_per_gpu;
+    context.calibration_source = a.calibration.empty() ? "built-in defaults" : a.calibration;
+    context.calibration = sim::calibration_to_json(options.calibration);
+    write_file_atomic((dir / "report.html").string(), sim::report_html(report, context));
   }
   if (!a.json.empty())
     write_json_output(a.json, sim::report_to_json(report));
@@ -69,7 +76,7 @@ void add_predict_command(CLI::App& root, Action& action) {
   sub->add_option("--iterations", args->iterations, "measured iterations per point (default 3)");
   sub->add_option("--warmup", args->warmup, "warm-up iterations per point, excluded (default 1)");
   sub->add_option("--trace", args->trace, "write a Chrome trace (Perfetto) to FILE");
-  sub->add_option("--report", args->report_dir, "write report.json, report.txt and trace.json into DIR");
+  sub->add_option("--report", args->report_dir, "write report.json, report.txt, trace.json and report.html into DIR");
   sub->add_option("--json", args->json, "write the JSON result to FILE ('-' = standard output)");
   sub->callback([&action, args] { action = [args] { return run_predict(*args); }; });
 }
