@@ -98,8 +98,9 @@ std::string axes(const Scale& s, const Axis& x, const Axis& y) {
                      num(y0), num(f.plot_width()), num(f.plot_height()));
   out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#222\">{}</text>\n", num((x0 + x1) / 2),
                      num(f.height - 10), escape(x.label));
-  out += fmt::format("<text transform=\"translate(16 {}) rotate(-90)\" text-anchor=\"middle\" fill=\"#222\">{}</text>\n",
-                     num((y0 + y1) / 2), escape(y.label));
+  out += fmt::format(
+      "<text transform=\"translate(16 {}) rotate(-90)\" text-anchor=\"middle\" fill=\"#222\">{}</text>\n",
+      num((y0 + y1) / 2), escape(y.label));
   return out + "</g>\n";
 }
 

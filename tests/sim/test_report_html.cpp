@@ -136,7 +136,8 @@ TEST_CASE("report_html stacks the time breakdown to the iteration time", "[repor
     const std::string body = (*it)[2];
     double value_sum = 0.0, height_sum = 0.0, top = 1e9;
     int segments = 0;
-    for (auto s = std::sregex_iterator(body.begin(), body.end(), seg_re); s != std::sregex_iterator(); ++s, ++segments) {
+    const auto end = std::sregex_iterator();
+    for (auto s = std::sregex_iterator(body.begin(), body.end(), seg_re); s != end; ++s, ++segments) {
       value_sum += std::stod((*s)[2]);
       height_sum += std::stod((*s)[4]);
       top = std::min(top, std::stod((*s)[3]));
