@@ -117,10 +117,8 @@ void Surrogate::linearize(const sim::Calibration& c, const std::vector<Parameter
       jobs.push_back(SimJob{k.scenario, k.gpus, cj});
     }
   }
-  sim::RunOptions options;
-  options.iterations = 2;
-  options.warmup = 1;
-  const std::vector<sim::PointResult> points = simulate_all(jobs, parallel, options);
+  // The same iterations as validation, so that the surrogate is exact at c for what validate reports.
+  const std::vector<sim::PointResult> points = simulate_all(jobs, parallel, sim::RunOptions{});
   simulations_ += static_cast<int>(points.size());
   size_t at = 0;
   for (Config& k : configs_) {
