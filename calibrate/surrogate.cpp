@@ -16,7 +16,7 @@ namespace scaletwin::calibrate {
 namespace {
 
 std::string config_key(const MeasuredRun& r) {
-  Json key = {{"cluster", r.cluster}, {"model", r.model}, {"nodes", r.nodes}, {"gpus_per_node", r.gpus_per_node},
+  Json key = {{"cluster", r.cluster}, {"model", r.model}, {"data", r.data}, {"nodes", r.nodes}, {"gpus_per_node", r.gpus_per_node},
               {"batch", r.batch_per_gpu}, {"precision", r.precision}, {"scheme", r.scheme.to_json()}};
   if (r.input) key["input"] = *r.input;
   if (r.classes) key["classes"] = *r.classes;
@@ -56,7 +56,7 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
     if (it == index.end()) {
       Config k;
       k.scenario = scenario_of(r);
-      k.scenario.training.data = "synthetic";
+      k.real = r.data == "real";
       k.gpus = r.gpus();
       const models::Model model = plan::load_scenario_model(k.scenario);
       const topology::Cluster cluster = plan::load_scenario_cluster(k.scenario, k.gpus);
@@ -83,15 +83,11 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
   }
 }
 
-double Surrogate::config_compute_s(const Config& k, const sim::Calibration& c, bool real) const {
-  const sim::ComputeModel model(c.for_model(k.model_name), false);
+double Surrogate::config_compute_s(const Config& k, const sim::Calibration& c) const {
+  const sim::ComputeModel model(c.for_model(k.model_name), k.real);
   double t = 0.0;
-  double samples = 0.0;
-  for (const plan::ComputeOp& op : k.worker_ops.at(static_cast<size_t>(k.critical))) {
-    t += model.op_time_s(op, k.processor);
-    if (op.phase == plan::Phase::kData) samples += static_cast<double>(op.samples);
-  }
-  return real ? t + samples * c.input_cost_per_image_s : t;
+  for (const plan::ComputeOp& op : k.worker_ops.at(static_cast<size_t>(k.critical))) t += model.op_time_s(op, k.processor);
+  return t;
 }
 
 void Surrogate::linearize(const sim::Calibration& c, const std::vector<Parameter>& params, int parallel) {
@@ -124,12 +120,9 @@ void Surrogate::linearize(const sim::Calibration& c, const std::vector<Parameter
   for (Config& k : configs_) {
     const sim::PointResult& base = points[at++];
     k.critical = std::clamp(base.critical_worker, 0, static_cast<int>(k.worker_ops.size()) - 1);
-    k.data_samples = 0.0;
-    for (const plan::ComputeOp& op : k.worker_ops[static_cast<size_t>(k.critical)])
-      if (op.phase == plan::Phase::kData) k.data_samples += static_cast<double>(op.samples);
     k.base_iteration_s = base.iteration_s;
     k.base_images_per_sec = base.images_per_sec;
-    k.exposed_s = base.iteration_s - config_compute_s(k, c, false);
+    k.exposed_s = base.iteration_s - config_compute_s(k, c);
     k.slope_s.clear();
     for (size_t j = 0; j < comm_.size(); ++j) k.slope_s.push_back((points[at++].iteration_s - base.iteration_s) / steps[j]);
   }
@@ -144,8 +137,8 @@ std::vector<double> Surrogate::predict(const sim::Calibration& c) const {
     const Config& k = configs_[config_of_run_[r]];
     ST_ASSERT(k.base_iteration_s > 0.0, "surrogate: linearize() before predict()");
     double& syn = compute[config_of_run_[r]];
-    if (syn < 0.0) syn = config_compute_s(k, c, false);
-    double t = syn + (real_[r] ? k.data_samples * c.input_cost_per_image_s : 0.0);
+    if (syn < 0.0) syn = config_compute_s(k, c);
+    double t = syn;
     t += k.exposed_s;
     for (size_t j = 0; j < comm_delta.size(); ++j) t += k.slope_s[j] * comm_delta[j];
     t = std::max(t, 1e-3 * k.base_iteration_s);
@@ -160,7 +153,7 @@ double Surrogate::measured_iteration_s(size_t r) const {
 }
 
 double Surrogate::compute_s(size_t r, const sim::Calibration& c) const {
-  return config_compute_s(configs_[config_of_run_[r]], c, real_[r]);
+  return config_compute_s(configs_[config_of_run_[r]], c);
 }
 
 double Surrogate::exposed_s(size_t r) const { return configs_[config_of_run_[r]].exposed_s; }

@@ -1,10 +1,10 @@
 // The fit's fast model of the simulator: exact compute, linearised communication.
 //
-// Runs are grouped into configurations (same scenario and GPU count, any data: real and synthetic runs share one).
+// Runs are grouped into configurations (same scenario, data kind and GPU count).
 // For a configuration k simulated at a calibration c0 (message level, forked):
 //
 //   t_k(c) = C_k(c) + E_k + sum_j s_kj (log p_j(c) - log p_j(c0))         iteration time
-//   C_k(c) = sum over the critical worker's compute ops of sim::ComputeModel(c).op_time_s(op)   (+ input cost)
+//   C_k(c) = sum over the critical worker's compute ops of sim::ComputeModel(c).op_time_s(op) (data op included)
 //   E_k    = t_sim_k(c0) - C_k(c0)                                           what is not the critical compute
 //   s_kj   = (t_sim_k(c0 with p_j * e^h) - t_sim_k(c0)) / h                    one simulation per comm parameter
 //   images/s = images/s_sim_k(c0) * t_sim_k(c0) / t_k(c)
@@ -48,14 +48,14 @@ class Surrogate {
     std::vector<std::vector<plan::ComputeOp>> worker_ops;  // per worker index
     sim::Processor processor;
     std::string model_name;  // for Calibration::for_model
+    bool real = false;  // real data: the plan has a data op, charged the input cost
     int critical = 0;
-    double data_samples = 0.0;  // samples through the data op per iteration (input cost for real data)
     double base_iteration_s = 0.0;
     double base_images_per_sec = 0.0;
     double exposed_s = 0.0;
     std::vector<double> slope_s;  // per comm parameter
   };
-  double config_compute_s(const Config& k, const sim::Calibration& c, bool real) const;
+  double config_compute_s(const Config& k, const sim::Calibration& c) const;
 
   std::vector<Config> configs_;
   std::vector<size_t> config_of_run_;
