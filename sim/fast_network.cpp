@@ -132,13 +132,9 @@ std::map<int, FlowNetwork::PatternRates> FlowNetwork::solve(const std::vector<in
   }
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<double> rate(flows.size(), inf);
-  // CM02 shares a link in inverse proportion to each flow's route latency (TCP's RTT unfairness): flow f gets
-  // unit / weight_f where the link's unit is its remaining capacity over the sum of its unfixed flows' 1/weight.
-  std::vector<double> inv_weight(flows.size(), 1.0);
-  for (size_t i = 0; i < flows.size(); ++i) {
-    const double lat = flows[i].pattern->latency_s[static_cast<size_t>(flows[i].flow)];
-    inv_weight[i] = lat > 0.0 ? 1.0 / lat : 1.0;
-  }
+  // Every flow weighs the same: with network/weight-S:0, CM02 shares a link equally among its flows (a weighting
+  // by route latency was tried and disagreed with SimGrid on mixed PCIe/InfiniBand pushes to a server).
+  const std::vector<double> inv_weight(flows.size(), 1.0);
   std::vector<double> load(capacity_Bps_.size(), 0.0);  // Σ 1/weight of the unfixed flows crossing each link
   std::vector<int> users(capacity_Bps_.size(), 0);
   std::vector<int> used_links;

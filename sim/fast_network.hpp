@@ -4,10 +4,9 @@
 // flow patterns (sets of concurrent flows between vertices), and the max-min fair rates of a combination of
 // patterns sharing the links.
 //
-// Rates are computed by weighted progressive filling (the bottleneck algorithm of SimGrid's fairbottleneck solver
-// under CM02 with cross-traffic, TCP-gamma and weight-S off): CM02 gives each flow a sharing penalty equal to its
-// route latency (TCP's RTT unfairness), so on a link flow f gets unit / latency_f; repeatedly, the link with the
-// smallest unit (remaining capacity / Σ 1/latency of its unfixed flows) fixes the rates of its flows. A flow between two endpoints of one host
+// Rates are computed by progressive filling (the bottleneck algorithm of SimGrid's fairbottleneck solver under
+// CM02 with cross-traffic, TCP-gamma and weight-S off): repeatedly, the link with the smallest fair share
+// (remaining capacity / unfixed flows through it) fixes the rates of its flows. A flow between two endpoints of one host
 // (loopback) has no link and no limit, as the platform's 1e12 B/s FATPIPE loopback makes it (rate → ∞, 1/rate 0).
 //
 // Memoization: a pattern is identified by its flows (same flows → same id), a combination by the sorted multiset
