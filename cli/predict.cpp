@@ -1,7 +1,7 @@
 // scaletwin predict: simulates training iterations with SimGrid for every GPU count of a scenario's sweep.
 //
 //   scaletwin predict [SCENARIO] [--gpus LIST] [--calibration FILE] [--iterations N] [--warmup N]
-//                     [--trace FILE] [--report DIR] [--json FILE]
+//                     [--trace FILE] [--report DIR] [--json FILE] [--fidelity message|fast|auto]
 //
 // Without SCENARIO: plan::default_scenario(). Output: a table, or with --json the spec's
 // {"scenario", "predictions": [{"gpus", "nodes", "iteration_s", "images_per_sec", "speedup", "efficiency",
@@ -32,6 +32,7 @@ struct PredictArgs {
   std::string json;
   int iterations = 3;
   int warmup = 1;
+  std::string fidelity = "auto";
 };
 
 int run_predict(const PredictArgs& a) {
@@ -44,6 +45,7 @@ int run_predict(const PredictArgs& a) {
   options.run.iterations = a.iterations;
   options.run.warmup = a.warmup;
   options.run.trace = !a.trace.empty() || !a.report_dir.empty();
+  options.fidelity = sim::fidelity_from_name(a.fidelity);
   const sim::Report report = sim::predict(scenario, options);
   if (!a.trace.empty()) write_json_output(a.trace, sim::chrome_trace(report));
   if (!a.report_dir.empty()) {
@@ -77,6 +79,9 @@ void add_predict_command(CLI::App& root, Action& action) {
   sub->add_option("--warmup", args->warmup, "warm-up iterations per point, excluded (default 1)");
   sub->add_option("--trace", args->trace, "write a Chrome trace (Perfetto) to FILE");
   sub->add_option("--report", args->report_dir, "write report.json, report.txt, trace.json and report.html into DIR");
+  sub->add_option("--fidelity", args->fidelity,
+                  "message (SimGrid, every message), fast (collective rounds, max-min fair flows) or auto (default: "
+                  "fast above 64 GPUs; asynchronous schemes always message); the report says which ran");
   sub->add_option("--json", args->json, "write the JSON result to FILE ('-' = standard output)");
   sub->callback([&action, args] { action = [args] { return run_predict(*args); }; });
 }
