@@ -41,7 +41,7 @@ double lockstep_time(const sim::fast::CollectiveRounds& r, const plan::AlphaBeta
 
 }  // namespace
 
-TEST_CASE("max-min fair rates: the receiver's NIC is shared by three flows, the sender's gives the rest", "[unit]") {
+TEST_CASE("max-min fair rates: the receiver NIC is shared by three flows and the sender NIC gives the rest", "[unit]") {
   const topology::Cluster cluster = topology::load_cluster("aws-p2.xlarge", 5);
   sim::fast::FlowNetwork net(cluster, sim::ideal_calibration());
   const double nic_Bps = cluster.spec().network.nic_link.bandwidth_Bps;
@@ -82,7 +82,7 @@ TEST_CASE("rounds of a materialized ring equal the symbolic ring rounds", "[unit
   }
 }
 
-TEST_CASE("lockstep rounds reproduce the oracle's closed forms", "[unit]") {
+TEST_CASE("lockstep rounds reproduce the closed forms of the oracle", "[unit]") {
   const plan::AlphaBetaGamma c{5e-6, 1.0 / 12.5e9, 1.0 / 50e9, 0.0};
   for (int p : {2, 6, 8}) {
     const int64_t n = int64_t{p} * 1000;  // a multiple of p elements (4 bytes each)
@@ -111,7 +111,7 @@ TEST_CASE("data-parallel workers are twins: one class simulates them all", "[uni
   CHECK(ps_fp.class_count() < ps_plan.endpoints.size());  // but not one per endpoint
 }
 
-TEST_CASE("a lazy plan (recipes, symbolic rings) gives the materialized plan's prediction", "[unit]") {
+TEST_CASE("a lazy plan with recipes and symbolic rings gives the prediction of the materialized plan", "[unit]") {
   const plan::Scenario s = scenario("resnet50", "dgx-h200", 4, 8, {{"name", "allreduce"}});
   const models::Model model = plan::load_scenario_model(s);
   const topology::Cluster cluster = plan::load_scenario_cluster(s, 32);
@@ -180,7 +180,7 @@ TEST_CASE("fast and message-level modes agree within 1% on iteration time for ev
   }
 }
 
-TEST_CASE("asynchronous schemes run at the message level whatever the fidelity asked, and say so", "[sim]") {
+TEST_CASE("asynchronous schemes run at the message level whatever the fidelity asked and say so", "[sim]") {
   const plan::Scenario s = scenario("resnet18_cifar", "bsc-minotauro-k80", 2, 4, {{"name", "ps"}, {"mode", "async"}});
   sim::RunOptions opt;
   opt.iterations = 2;
