@@ -2,6 +2,8 @@
 // spec, and no half-written output file after a failure.
 #include <catch2/catch.hpp>
 
+#include "run_binary.hpp"
+
 #include <sys/wait.h>
 
 #include <array>
@@ -15,23 +17,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out;  // stdout and stderr together
-};
+using scaletwin::test::Result;
 
-Result run(const std::string& args) {
-  const std::string cmd = std::string(SCALETWIN_BINARY) + " " + args + " 2>&1";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+Result run(const std::string& args) { return scaletwin::test::run_scaletwin(args); }
 
 fs::path scratch() {
   const fs::path dir = fs::temp_directory_path() / ("scaletwin_cli_" + std::to_string(getpid()));

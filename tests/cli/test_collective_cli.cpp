@@ -2,6 +2,8 @@
 // closed form under the documented default α-β, and exit 2 on unknown algorithms naming the known ones.
 #include <catch2/catch.hpp>
 
+#include "run_binary.hpp"
+
 #include <sys/wait.h>
 
 #include <array>
@@ -11,23 +13,8 @@
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out;
-};
-
-Result run_scaletwin(const std::string& args) {
-  const std::string cmd = std::string(SCALETWIN_BINARY) + " " + args + " 2>&1";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using scaletwin::test::Result;
+using scaletwin::test::run_scaletwin;
 
 }  // namespace
 

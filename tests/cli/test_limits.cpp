@@ -5,6 +5,8 @@
 // wrapped-around count.
 #include <catch2/catch.hpp>
 
+#include "run_binary.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,23 +23,9 @@ using nlohmann::json;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out;  // stdout and stderr together
-};
+using scaletwin::test::Result;
 
-Result run(const std::string& args) {
-  const std::string cmd = "timeout 120 " + std::string(SCALETWIN_BINARY) + " " + args + " 2>&1";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+Result run(const std::string& args) { return scaletwin::test::run_scaletwin(args, "timeout 120 "); }
 
 struct Scratch {
   fs::path dir = fs::temp_directory_path() / ("scaletwin_limits_" + std::to_string(getpid()));
