@@ -31,7 +31,9 @@ PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calib
   RunOptions run = options;
   run.real_data = scenario.training.data == "real";
   run.half_precision = scenario.training.precision != "fp32";
-  return run_iteration_plan(plan, cluster, calibration, run);
+  // The calibration's per-model factors (fitted by calibrate) apply to this scenario's model only; for_model
+  // clears them, so applying it again downstream changes nothing.
+  return run_iteration_plan(plan, cluster, calibration.for_model(model.name), run);
 }
 
 namespace {
@@ -135,7 +137,7 @@ PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, cons
   RunOptions run = options;
   run.real_data = scenario.training.data == "real";
   run.half_precision = scenario.training.precision != "fp32";
-  return run_iteration_plan_fast(plan, cluster, calibration, run);
+  return run_iteration_plan_fast(plan, cluster, calibration.for_model(model.name), run);
 }
 
 Report predict(const plan::Scenario& scenario, const PredictOptions& options) {

@@ -74,3 +74,21 @@ TEST_CASE("a simulation is deterministic: the same point twice gives the same nu
   CHECK(a.plan_hash == b.plan_hash);
   CHECK(sim::point_to_json(a, false) == sim::point_to_json(b, false));
 }
+
+TEST_CASE("predict applies the calibration's per-model factor to its scenario's model only", "[sim]") {
+  sim::PredictOptions base;
+  base.gpus = {1};
+  base.run.iterations = 1;
+  base.run.warmup = 0;
+  const double plain = sim::predict(small_ring(), base).predictions.at(0).compute_s;
+
+  sim::PredictOptions other = base;  // a factor for another model changes nothing
+  for (auto& [name, d] : other.calibration.devices) d.model_factors["lenet5"] = 0.5;
+  CHECK(sim::predict(small_ring(), other).predictions.at(0).compute_s == plain);
+
+  sim::PredictOptions slower = base;  // half the conv and matmul efficiency of resnet18_cifar
+  for (auto& [name, d] : slower.calibration.devices) d.model_factors["resnet18_cifar"] = 0.5;
+  const double halved = sim::predict(small_ring(), slower).predictions.at(0).compute_s;
+  CHECK(halved > 1.5 * plain);
+  CHECK(halved < 2.0 * plain + 1e-9);
+}
