@@ -241,5 +241,6 @@ const models::Model& Network::model() const { return impl_->model; }
 Backend& Network::backend() const { return impl_->backend; }
 int64_t Network::max_batch() const { return impl_->options.batch; }
 uint64_t Network::steps() const { return impl_->steps; }
+void Network::set_steps(uint64_t steps) { impl_->steps = steps; }
 
 }  // namespace scaletwin::exec

@@ -129,6 +129,7 @@ class Network {
   Backend& backend() const;
   int64_t max_batch() const;
   uint64_t steps() const;  // training forwards so far
+  void set_steps(uint64_t steps);  // resuming from a checkpoint: the dropout masks continue where they were
 
  private:
   struct Impl;

@@ -137,6 +137,28 @@ int64_t total_iterations(const detail::Context& ctx) {
   return t.iterations;
 }
 
+// The checkpoint store of the job (null without --checkpoint-every and --resume). Only synchronous plans can be
+// resumed exactly: an async server applies pushes in arrival order, which no checkpoint can replay.
+std::unique_ptr<CheckpointStore> make_checkpoints(const detail::Context& ctx, Backend& backend,
+                                                  const std::string& plan_hash) {
+  const TrainOptions& o = ctx.options;
+  if (o.checkpoint_every <= 0 && o.resume_dir.empty()) return nullptr;
+  if (ctx.plan.sync != plan::SyncKind::kSync)
+    throw InputError(ctx.scenario.file, "/scheme/mode",
+                     "a synchronous scheme for --checkpoint-every and --resume (an asynchronous parameter server "
+                     "applies the workers' pushes in arrival order, so a resumed run could not end with the weights "
+                     "of an uninterrupted one)");
+  if (o.checkpoint_every > 0 && o.checkpoint_dir.empty())
+    throw InputError("", "--checkpoint-dir", "a directory for the checkpoints of --checkpoint-every");
+  const plan::Training& t = ctx.scenario.training;
+  const Json settings = {{"seed", t.seed}, {"learning_rate", t.learning_rate}, {"lr_reference_batch", t.lr_reference_batch},
+                         {"lr_warmup_steps", ctx.lr.warmup_steps}, {"lr_decay_steps", ctx.lr.decay_steps},
+                         {"momentum", t.momentum}, {"weight_decay", t.weight_decay}, {"data", t.data},
+                         {"dataset", t.dataset}, {"samples_per_epoch", ctx.samples_per_epoch}};
+  CheckpointIdentity id{ctx.scenario.name, plan_hash, ctx.ranks, ctx.iterations, hex64(fnv1a64(settings.dump()))};
+  return std::make_unique<CheckpointStore>(backend, std::move(id), ctx.comm);
+}
+
 }  // namespace
 
 TrainResult train(const plan::Scenario& scenario, const TrainOptions& options, MPI_Comm comm) {
@@ -206,6 +228,7 @@ TrainResult train(const plan::Scenario& scenario, const TrainOptions& options, M
   for (double f : options.lr_decay_at) ctx.lr.decay_steps.push_back(std::llround(f * updates));
   ctx.lr.warmup_steps = warmup_steps_for(static_cast<double>(scenario.training.lr_warmup_epochs), samples, ctx.update_batch);
 
+  ctx.checkpoints = make_checkpoints(ctx, *backend, result.plan_hash);
   if (ctx.rank == 0 && options.on_start) options.on_start(ctx.plan, ctx.iterations);
   detail::RankFigures mine;
   std::vector<detail::EpochStats> epochs;

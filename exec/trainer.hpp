@@ -43,6 +43,12 @@ struct TrainOptions {
   // Fashion-MNIST in 2 epochs (without it the last epoch's test accuracy wanders between 86 and 88%).
   std::vector<double> lr_decay_at = {0.75};
   bool evaluate = true;            // test accuracy after each epoch and at the end (real data only)
+  // Checkpoints (exec/checkpoint.hpp; synchronous schemes only): after every checkpoint_every iterations into
+  // checkpoint_dir; resume_dir: continue from the checkpoint there, ending with exactly the weights of an
+  // uninterrupted run (deterministic CPU mode: same threads). Setting either on an async scheme is an InputError.
+  int64_t checkpoint_every = 0;
+  std::string checkpoint_dir;
+  std::string resume_dir;
   // Called on rank 0 once the plan is lowered, before training (the CLI prints the plan hash there).
   std::function<void(const plan::IterationPlan& plan, int64_t iterations)> on_start;
 };

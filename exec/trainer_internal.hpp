@@ -4,10 +4,12 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "exec/backend.hpp"
+#include "exec/checkpoint.hpp"
 #include "exec/data.hpp"
 #include "exec/network.hpp"
 #include "exec/optimizer.hpp"
@@ -39,6 +41,9 @@ struct Context {
   // batch of one talker (a worker, or a node's workers when gradients are aggregated inside the node).
   int64_t update_batch = 0;
   LrSchedule lr;  // for update_batch
+
+  std::unique_ptr<CheckpointStore> checkpoints;  // with --checkpoint-every or --resume (sync schemes)
+  int64_t resumed_from = 0;                      // iterations done by the checkpoint the run resumed from
 };
 
 // Offsets of the plan's collectives in the flat buffers of the (data-parallel) network: a bucket's layers are one
@@ -87,6 +92,16 @@ struct TrainingData {
 };
 // Real data (Fashion-MNIST or CIFAR-10, by the scenario or the model's input) or the synthetic set.
 TrainingData load_training_data(const Context& ctx);
+
+// Checkpoints (trainer_checkpoint.cpp). resume_state: the iteration to start from, 0 without --resume, else the
+// checkpoint's after loading state and stats from it. after_iteration: after `done` iterations, the checkpoint when
+// one is due (collective over the job) and the fault-injection hook of the tests (SCALETWIN_TEST_KILL=R:K: rank R
+// kills itself with SIGKILL after K iterations, like a crashed process).
+int64_t resume_state(Context& ctx, const std::vector<StateBuffer>& state, std::vector<double>& stats);
+void after_iteration(const Context& ctx, int64_t done, const std::vector<StateBuffer>& state,
+                     const std::vector<double>& stats);
+std::vector<double> flatten_epochs(const std::vector<EpochStats>& epochs);
+void unflatten_epochs(const std::vector<double>& flat, std::vector<EpochStats>& epochs);
 
 WorkerOutcome run_worker(Context& ctx, const TrainingData& data);
 RankFigures run_server(Context& ctx);

@@ -103,6 +103,7 @@ Json make_report(const Context& ctx, const std::string& backend_name, const std:
       or_null(last ? last->test_correct / std::max(1.0, last->test_samples) : 0.0, last && last->test_samples > 0);
   if (plan.sync != plan::SyncKind::kSync)
     run["staleness"] = {{"pushes", staleness.pushes}, {"mean", staleness.mean}, {"max", staleness.max}};
+  if (ctx.resumed_from > 0) run["resumed_from_iteration"] = ctx.resumed_from;  // --resume: figures after it
   run["ranks"] = std::move(ranks);
   return run;
 }

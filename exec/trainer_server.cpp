@@ -46,7 +46,14 @@ class Server {
   RankFigures run() {
     const double start = now_s();
     if (ctx_.plan.sync == plan::SyncKind::kSync) {
-      for (int64_t step = 0; step < ctx_.iterations; ++step) run_iteration(step);
+      // Checkpoints (sync only): the server's state is its copy of the parameters and its momentum.
+      const std::vector<StateBuffer> state = {{"params", net_->params(), net_->param_count()},
+                                              {"momentum", sgd_->momentum_buffer(), sgd_->count()}};
+      std::vector<double> no_stats;
+      for (int64_t step = resume_state(ctx_, state, no_stats); step < ctx_.iterations; ++step) {
+        run_iteration(step);
+        after_iteration(ctx_, step + 1, state, no_stats);
+      }
     } else {
       serve_on_demand();
     }

@@ -145,9 +145,11 @@ WorkerOutcome Worker::run() {
   std::vector<int64_t> permutation;
   const double start = now_s();
   double warm_start = start, eval_s = 0.0, eval_after_warmup_s = 0.0;
-  for (int64_t step = 0; step < ctx_.iterations; ++step) {
+  const int64_t first_step = restore(out.epochs);  // 0, or the checkpoint's with --resume
+  for (int64_t step = first_step; step < ctx_.iterations; ++step) {
     const int64_t epoch = step / per_epoch, index = step % per_epoch;
-    if (index == 0) permutation = epoch_permutation(data_.train.count(), ctx_.scenario.training.seed, epoch);
+    if (index == 0 || step == first_step)
+      permutation = epoch_permutation(data_.train.count(), ctx_.scenario.training.seed, epoch);
     const LossStats stats = iteration(step, permutation, index);
     EpochStats& e = out.epochs[static_cast<size_t>(epoch)];
     if (counts_stats_) {
@@ -163,6 +165,7 @@ WorkerOutcome Worker::run() {
       eval_s += now_s() - t;
       if (step + 1 > ctx_.warmup) eval_after_warmup_s += now_s() - t;
     }
+    checkpoint(step + 1, out.epochs);
   }
   engine_.send_stop_requests();  // on-demand initiators: the servers may stop once every initiator has
   const double end = now_s();

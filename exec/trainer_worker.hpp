@@ -33,6 +33,11 @@ class Worker {
   // trainer_eval.cpp
   void evaluate(EpochStats& stats);
   std::vector<std::vector<float>> full_weights();
+  // trainer_checkpoint.cpp: the iteration to start from (after loading a checkpoint with --resume), the checkpoint
+  // hook after each iteration, this worker's state
+  int64_t restore(std::vector<EpochStats>& epochs);
+  void checkpoint(int64_t iterations_done, const std::vector<EpochStats>& epochs);
+  std::vector<StateBuffer> state_buffers();
 
   Context& ctx_;
   const TrainingData& data_;
