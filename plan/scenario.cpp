@@ -83,6 +83,47 @@ std::vector<int64_t> parse_input(const JsonObject& obj) {
   return out;
 }
 
+// "faults": [{"kind": "degraded_link", "link": {"kind": "network", "node": 3}, "bandwidth_factor": 0.1},
+//            {"kind": "failed_link", "link": {"kind": "nvswitch", "endpoint": "node0/gpu1"}},
+//            {"kind": "straggler", "gpu": 3, "slowdown": 1.5}]
+// Strict: unknown keys, a missing field, a factor outside (0, 1], a slowdown below 1, a negative GPU or node are
+// errors naming the JSON path; "link" needs "kind", "node" or "endpoint" (an empty selector would select every
+// link). Whether a selector matches links of the cluster is checked by the simulator (sim/faults.cpp).
+std::vector<Fault> parse_faults(const JsonObject& obj) {
+  std::vector<Fault> out;
+  const Json& faults = obj.get_array("faults");
+  for (size_t i = 0; i < faults.size(); ++i) {
+    const std::string path = fmt::format("/faults/{}", i);
+    const JsonObject f(faults[i], obj.file(), path);
+    f.ignore("comment");
+    Fault fault;
+    fault.json_path = path;
+    const std::string kind = f.get_enum("kind", {"degraded_link", "failed_link", "straggler"});
+    if (kind == "straggler") {
+      fault.kind = Fault::Kind::kStraggler;
+      fault.gpu = static_cast<int>(f.get_int("gpu", std::nullopt, 0, kMaxGpus - 1));
+      fault.slowdown = f.get_number("slowdown", std::nullopt, 1.0, 1e6);
+    } else {
+      fault.kind = kind == "failed_link" ? Fault::Kind::kFailedLink : Fault::Kind::kDegradedLink;
+      const JsonObject link = f.get_object("link");
+      link.ignore("comment");
+      fault.link.kind = link.get_string("kind", "");
+      fault.link.node = static_cast<int>(link.get_int("node", -1, 0, kMaxNodes - 1));
+      fault.link.endpoint = link.get_string("endpoint", "");
+      if (fault.link.kind.empty() && fault.link.node < 0 && fault.link.endpoint.empty())
+        f.fail("link", "a selector with \"kind\", \"node\" and/or \"endpoint\" (non-empty)");
+      link.finish();
+      if (fault.kind == Fault::Kind::kDegradedLink) {
+        fault.bandwidth_factor = f.get_number("bandwidth_factor", std::nullopt, 0.0, 1.0);
+        if (!(fault.bandwidth_factor > 0.0)) f.fail("bandwidth_factor", "a factor in (0, 1]");
+      }
+    }
+    f.finish();
+    out.push_back(std::move(fault));
+  }
+  return out;
+}
+
 Training parse_training(const JsonObject& obj) {
   Training t;
   obj.ignore("comment");
@@ -228,6 +269,7 @@ Scenario parse_scenario(const Json& json, const std::string& file) {
     if (s.sweep_gpus.empty()) sweep.fail("gpus", "a non-empty list of GPU counts");
     sweep.finish();
   }
+  if (obj.has("faults")) s.faults = parse_faults(obj);
   s.training = obj.has("training") ? parse_training(obj.get_object("training")) : Training{};
   if (!obj.has("training")) obj.ignore("training");
   if (s.training.warmup_iterations >= s.training.iterations && s.training.epochs == 0)

@@ -69,6 +69,26 @@ struct Training {
   std::string precision = "fp32";   // fp32 | bf16 | fp16
 };
 
+// What-if faults (issue 10), applied by the simulator only (`run` ignores them). Links are selected by kind (the
+// cluster's link kinds: "pcie", "nvlink", "nvswitch", "network", "uplink", ...; "" any), node (the links of one
+// node: its intra-node links and its NIC links; -1 every node) and endpoint (a vertex name such as "node0/gpu1"
+// or "node2/nic0": the links that touch it; "" any). Every given field must match.
+struct LinkSelector {
+  std::string kind;
+  int node = -1;
+  std::string endpoint;
+};
+
+struct Fault {
+  enum class Kind { kDegradedLink, kFailedLink, kStraggler };
+  Kind kind = Kind::kDegradedLink;
+  LinkSelector link;               // degraded_link, failed_link
+  double bandwidth_factor = 1.0;   // degraded_link: in (0, 1]
+  int gpu = -1;                    // straggler: the worker (GPU) index, from 0
+  double slowdown = 1.0;           // straggler: compute times multiplied by it, >= 1
+  std::string json_path;           // "/faults/2", for errors found later (a selector matching no link)
+};
+
 struct Scenario {
   std::string file;                 // where it came from ("" for built-in)
   std::string name;
@@ -83,6 +103,7 @@ struct Scenario {
   Scheme scheme;
   std::vector<int> sweep_gpus;      // GPU counts for predict; empty: nodes * gpus_per_node only
   Training training;
+  std::vector<Fault> faults;        // what-if faults for predict (issue 10); empty: a healthy cluster
 };
 
 // Loads and validates a scenario file; every error is an InputError naming the file, the JSON path and what was

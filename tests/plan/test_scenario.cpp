@@ -119,3 +119,46 @@ TEST_CASE("the default scenario is the seed paper's set-up", "[scenario]") {
   CHECK(s.scheme.kind == SchemeKind::kPs);
   CHECK(s.sweep_gpus.back() == 64);
 }
+
+TEST_CASE("what-if faults: the three kinds read, bad values named by their JSON path", "[scenario]") {
+  const Scenario s = parse(R"({"model": "m", "cluster": "c", "faults": [
+      {"kind": "degraded_link", "link": {"kind": "network", "node": 1}, "bandwidth_factor": 0.25},
+      {"kind": "failed_link", "link": {"endpoint": "node0/gpu1"}, "comment": "a dead port"},
+      {"kind": "straggler", "gpu": 3, "slowdown": 1.5}]})");
+  REQUIRE(s.faults.size() == 3);
+  CHECK(s.faults[0].kind == Fault::Kind::kDegradedLink);
+  CHECK(s.faults[0].link.kind == "network");
+  CHECK(s.faults[0].link.node == 1);
+  CHECK(s.faults[0].bandwidth_factor == 0.25);
+  CHECK(s.faults[1].kind == Fault::Kind::kFailedLink);
+  CHECK(s.faults[1].link.endpoint == "node0/gpu1");
+  CHECK(s.faults[1].link.node == -1);
+  CHECK(s.faults[1].json_path == "/faults/1");
+  CHECK(s.faults[2].kind == Fault::Kind::kStraggler);
+  CHECK(s.faults[2].gpu == 3);
+  CHECK(s.faults[2].slowdown == 1.5);
+  CHECK(parse(R"({"model": "m", "cluster": "c"})").faults.empty());  // absent: a healthy cluster
+
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({"kind": "meteor"})", "/faults/0/kind"},
+      {R"({"kind": "degraded_link", "link": {"kind": "network"}, "bandwidth_factor": 0})", "/faults/0/bandwidth_factor"},
+      {R"({"kind": "degraded_link", "link": {"kind": "network"}, "bandwidth_factor": 1.5})", "/faults/0/bandwidth_factor"},
+      {R"({"kind": "degraded_link", "link": {"kind": "network"}})", "/faults/0/bandwidth_factor"},
+      {R"({"kind": "failed_link", "link": {}})", "/faults/0/link"},
+      {R"({"kind": "failed_link", "link": {"node": -1}})", "/faults/0/link/node"},
+      {R"({"kind": "failed_link", "link": {"kind": "network", "colour": "red"}})", "/faults/0/link/colour"},
+      {R"({"kind": "straggler", "gpu": 2, "slowdown": 0.5})", "/faults/0/slowdown"},
+      {R"({"kind": "straggler", "gpu": -1, "slowdown": 2})", "/faults/0/gpu"},
+      {R"({"kind": "straggler", "slowdown": 2})", "/faults/0/gpu"},
+      {R"({"kind": "straggler", "gpu": 1, "slowdown": 2, "bandwidth_factor": 0.5})", "/faults/0/bandwidth_factor"},
+      {R"(3)", "/faults/0"},
+  };
+  for (const auto& [fault, path] : bad) {
+    INFO(fault);
+    const std::string m = error_of(std::string(R"({"model": "m", "cluster": "c", "faults": [)") + fault + "]}");
+    CHECK(m.find("s.json") != std::string::npos);
+    CHECK(m.find(path) != std::string::npos);
+  }
+  CHECK(error_of(R"({"model": "m", "cluster": "c", "faults": {"kind": "straggler"}})").find("/faults") !=
+        std::string::npos);
+}
