@@ -26,6 +26,22 @@ CollectiveRounds rounds_for_schedule(const plan::IterationPlan& plan, int s) {
   return rounds_of(plan::make_schedule(recipe));
 }
 
+std::optional<plan::Schedule> dataflow_schedule(const plan::IterationPlan& plan, int s) {
+  const plan::Schedule& schedule = plan.schedules.at(static_cast<size_t>(s));
+  const bool materialized = static_cast<int>(schedule.programs.size()) == schedule.ranks;
+  const plan::ScheduleRecipe* recipe = static_cast<size_t>(s) < plan.recipes.size() ? &plan.recipes[static_cast<size_t>(s)] : nullptr;
+  if (recipe != nullptr && recipe->algorithm == "ring") return std::nullopt;  // lockstep rounds are exact for it
+  if (schedule.ranks > kDataflowMaxRanks) return std::nullopt;
+  if (materialized) {
+    if (schedule.total_steps() > kDataflowMaxSteps) return std::nullopt;
+    return schedule;
+  }
+  ST_ASSERT(recipe != nullptr, "fast mode: schedule " + schedule.name + " is neither materialized nor described by a recipe");
+  plan::Schedule made = plan::make_schedule(*recipe);
+  if (made.total_steps() > kDataflowMaxSteps) return std::nullopt;
+  return made;
+}
+
 PointResult FastPlan::collect(const std::vector<std::vector<IterationRecord>>& records, double now_s) const {
   PointResult r;
   r.gpus = plan_.workers;

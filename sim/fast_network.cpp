@@ -18,13 +18,14 @@ uint64_t mix(uint64_t h, uint64_t v) {
 
 }  // namespace
 
-FlowNetwork::FlowNetwork(const topology::Cluster& cluster, const Calibration& calibration) : cluster_(cluster) {
+FlowNetwork::FlowNetwork(const topology::Cluster& cluster, const Calibration& calibration, const AppliedFaults& faults)
+    : cluster_(cluster), faults_(faults) {
   const auto& edges = cluster.edges();
   capacity_Bps_.assign(2 * edges.size(), 0.0);
   latency_factor_.assign(edges.size(), 1.0);
   for (size_t e = 0; e < edges.size(); ++e) {
     const LinkFactors& f = calibration.link(link_class_of(edges[e].kind));
-    const double bandwidth = edges[e].link.bandwidth_Bps * f.bandwidth_factor;
+    const double bandwidth = edges[e].link.bandwidth_Bps * f.bandwidth_factor * faults.bandwidth_factor(static_cast<int>(e));
     ST_ASSERT(edges[e].link.bandwidth_Bps > 0.0, "link without bandwidth");
     capacity_Bps_[2 * e] = bandwidth;
     capacity_Bps_[2 * e + 1] = bandwidth;
@@ -63,6 +64,7 @@ topology::Route FlowNetwork::cluster_route(int a, int b) const {
   // nodes on a star) towards node 0, routed there, and the route translated back: nodes are numbered in blocks
   // of vertices_per_node, intra-node edges in blocks per node, NIC edges after them, leaf uplinks last
   // (topology/cluster.cpp). A route that does not survive the translation falls back to the exact one.
+  if (faults_.any()) return faults_.route(cluster_, a, b);
   const int nodes = cluster_.nodes();
   const auto& spec = cluster_.spec();
   if (nodes <= kExactRouteNodes || spec.network.kind == topology::NetworkKind::kNone) return cluster_.route(a, b);
@@ -116,6 +118,13 @@ const std::map<int, FlowNetwork::PatternRates>& FlowNetwork::rates(std::vector<i
   std::sort(active.begin(), active.end());
   auto it = memo_.find(active);
   if (it != memo_.end()) return it->second;
+  // Step-level collectives make many combinations that never repeat: bound the memo (it starts over when full).
+  memo_flows_ += active.size();
+  if (memo_flows_ > kMemoMaxFlows) {
+    memo_.clear();
+    memo_flows_ = active.size();
+  }
+  ++computed_;
   return memo_.emplace(active, solve(active)).first->second;
 }
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "sim/calibration.hpp"
+#include "sim/faults.hpp"
 #include "topology/cluster.hpp"
 
 namespace scaletwin::sim::fast {
@@ -29,7 +30,9 @@ using VertexFlow = std::pair<int, int>;  // (source vertex, destination vertex)
 
 class FlowNetwork {
  public:
-  FlowNetwork(const topology::Cluster& cluster, const Calibration& calibration);
+  // `faults` (kept by reference): degraded edges' bandwidths, routes around failed ones.
+  FlowNetwork(const topology::Cluster& cluster, const Calibration& calibration,
+              const AppliedFaults& faults = kNoFaults);
 
   // Registers the flows of a pattern (order matters for the rates returned); the same flows give the same id.
   int add_pattern(const std::vector<VertexFlow>& flows);
@@ -44,7 +47,7 @@ class FlowNetwork {
     double max_inverse_rate = 0.0;
   };
   const std::map<int, PatternRates>& rates(std::vector<int> active);
-  size_t combinations_computed() const { return memo_.size(); }
+  size_t combinations_computed() const { return computed_; }
 
  private:
   struct Pattern {
@@ -63,13 +66,18 @@ class FlowNetwork {
   static constexpr int kExactRouteNodes = 128;
   std::map<int, PatternRates> solve(const std::vector<int>& active) const;
 
+  static inline const AppliedFaults kNoFaults{};
   const topology::Cluster& cluster_;
+  const AppliedFaults& faults_;
   std::vector<double> capacity_Bps_;  // per link id
   std::vector<double> latency_factor_;  // per edge
   std::unordered_map<uint64_t, RouteInfo> routes_;
   std::vector<Pattern> patterns_;
   std::unordered_map<uint64_t, std::vector<int>> pattern_ids_;  // hash of flows → candidate ids
   std::map<std::vector<int>, std::map<int, PatternRates>> memo_;
+  static constexpr size_t kMemoMaxFlows = size_t{1} << 22;  // pattern ids held by the memo's keys, at most
+  size_t memo_flows_ = 0;
+  size_t computed_ = 0;
 };
 
 }  // namespace scaletwin::sim::fast

@@ -64,7 +64,7 @@ double rate_of(double seconds_per_byte) {
 FastPlan::FastPlan(const plan::IterationPlan& plan, const topology::Cluster& cluster, const Calibration& calibration,
                    const RunOptions& options)
     : plan_(plan), cluster_(cluster), model_(calibration, options.real_data), options_(options),
-      network_(cluster, calibration) {
+      faults_(options.faults, options.faults_file, cluster, plan), network_(cluster, calibration, faults_) {
   ST_ASSERT(plan.programs.size() == plan.endpoints.size(), "plan: one program per endpoint");
   const auto& spec = cluster.spec();
   for (const plan::Endpoint& ep : plan.endpoints) {
@@ -85,10 +85,12 @@ void FastPlan::build_classes() {
     const plan::Endpoint& ep = plan_.endpoints[e];
     uint64_t h = program_signature(plan_.programs[e]);
     h = mix(mix(h, static_cast<uint64_t>(ep.kind)), static_cast<uint64_t>(ep.device >= 0));
+    h = mix(h, bits(faults_.slowdown(static_cast<int>(e))));  // a straggler is a class of its own
     auto& candidates = by_signature[h];
     for (int cls : candidates) {
       const auto rep = static_cast<size_t>(representative_[static_cast<size_t>(cls)]);
       if (plan_.endpoints[rep].kind == ep.kind && (plan_.endpoints[rep].device >= 0) == (ep.device >= 0) &&
+          faults_.slowdown(static_cast<int>(rep)) == faults_.slowdown(static_cast<int>(e)) &&
           same_program(plan_.programs[rep], plan_.programs[e])) {
         class_of_[e] = cls;
         break;
@@ -111,7 +113,7 @@ void FastPlan::build_classes() {
         deps[static_cast<size_t>(d)].push_back(static_cast<int>(i));
       }
       if (items[i].kind == plan::Item::Kind::kCompute)
-        times[i] = model_.op_time_s(items[i].compute, processor_[rep]);
+        times[i] = model_.op_time_s(items[i].compute, processor_[rep]) * faults_.slowdown(static_cast<int>(rep));
       else
         participants_.at(static_cast<size_t>(items[i].collective)).push_back({static_cast<int>(cls), static_cast<int>(i)});
     }
@@ -202,24 +204,44 @@ double FastPlan::post_s(int c, size_t round) {
   return post;
 }
 
-std::vector<double> FastPlan::transfer_s(const std::vector<ActiveKey>& keys) {
-  std::vector<int> ids;
-  for (const ActiveKey& k : keys) ids.push_back(pattern_info(k.collective, round_of(k.collective, k.round).pattern).network_pattern);
-  const auto& rates = network_.rates(ids);
-  std::vector<double> out;
-  for (size_t i = 0; i < keys.size(); ++i) {
-    const Round& r = round_of(keys[i].collective, keys[i].round);
-    const FlowNetwork::PatternRates& pr = rates.at(ids[i]);
-    if (r.flow_bytes.empty()) {
-      out.push_back(static_cast<double>(r.bytes) * pr.max_inverse_rate);
-      continue;
-    }
-    double t = 0.0;
-    for (size_t f = 0; f < r.flow_bytes.size(); ++f)
-      t = std::max(t, static_cast<double>(r.flow_bytes[f]) * pr.inverse_rate[f]);
-    out.push_back(t);
+double FastPlan::transfer_s(int c, size_t round, const FlowNetwork::PatternRates& pr) {
+  const Round& r = round_of(c, round);
+  if (r.flow_bytes.empty()) return static_cast<double>(r.bytes) * pr.max_inverse_rate;
+  double t = 0.0;
+  for (size_t f = 0; f < r.flow_bytes.size(); ++f) t = std::max(t, static_cast<double>(r.flow_bytes[f]) * pr.inverse_rate[f]);
+  return t;
+}
+
+const DataflowSchedule* FastPlan::dataflow(int c) {
+  const int s = plan_.collectives[static_cast<size_t>(c)].schedule;
+  auto it = dataflow_by_schedule_.find(s);
+  if (it == dataflow_by_schedule_.end()) {
+    std::optional<plan::Schedule> schedule = dataflow_schedule(plan_, s);
+    it = dataflow_by_schedule_.emplace(s, schedule ? std::make_unique<DataflowSchedule>(std::move(*schedule)) : nullptr)
+             .first;
   }
-  return out;
+  return it->second.get();
+}
+
+const DataflowCosts& FastPlan::dataflow_costs(int c) {
+  auto it = dataflow_costs_.find(c);
+  if (it != dataflow_costs_.end()) return it->second;
+  DataflowCosts costs;
+  costs.message_overhead_s = model_.calibration().message_overhead_s;
+  for (int e : plan_.collectives[static_cast<size_t>(c)].participants) {
+    costs.reduce_s_per_byte.push_back(1.0 / reduce_Bps_[static_cast<size_t>(e)]);  // 1/inf = 0: free
+    costs.copy_s_per_byte.push_back(1.0 / copy_Bps_[static_cast<size_t>(e)]);
+  }
+  return dataflow_costs_.emplace(c, std::move(costs)).first->second;
+}
+
+int FastPlan::flow_pattern(int c, int src_rank, int dst_rank) {
+  const auto& participants = plan_.collectives[static_cast<size_t>(c)].participants;
+  const int a = vertex_[static_cast<size_t>(participants[static_cast<size_t>(src_rank)])];
+  const int b = vertex_[static_cast<size_t>(participants[static_cast<size_t>(dst_rank)])];
+  auto it = flow_pattern_.find({a, b});
+  if (it == flow_pattern_.end()) it = flow_pattern_.emplace(std::make_pair(a, b), network_.add_pattern({{a, b}})).first;
+  return it->second;
 }
 
 }  // namespace scaletwin::sim::fast

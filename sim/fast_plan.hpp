@@ -11,12 +11,14 @@
 #include <array>
 #include <map>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "plan/iteration_plan.hpp"
 #include "sim/calibration.hpp"
 #include "sim/compute_model.hpp"
+#include "sim/fast_dataflow.hpp"
 #include "sim/fast_network.hpp"
 #include "sim/fast_rounds.hpp"
 #include "sim/report.hpp"
@@ -32,18 +34,22 @@ struct IterationRecord {
   std::map<int, double> collective_s;  // collective index -> launch-to-completion seconds
 };
 
-struct ActiveKey {
-  int collective = -1;
-  size_t round = 0;
-};
-
 // The rounds of schedule `s` of `plan`: from its steps when materialized, else from its recipe.
 CollectiveRounds rounds_for_schedule(const plan::IterationPlan& plan, int s);
+
+// Schedules up to this many ranks and steps run step by step (fast_dataflow.hpp); larger ones, and the symbolic ring
+// (lockstep rounds of the ring are what its ranks do), run in lockstep rounds.
+constexpr size_t kDataflowMaxSteps = size_t{1} << 16;
+constexpr int kDataflowMaxRanks = 64;
+
+// The schedule `s` of `plan` for a step-level run, or nullopt when it runs in lockstep rounds.
+std::optional<plan::Schedule> dataflow_schedule(const plan::IterationPlan& plan, int s);
 
 class FastPlan {
  public:
   FastPlan(const plan::IterationPlan& plan, const topology::Cluster& cluster, const Calibration& calibration,
            const RunOptions& options);
+  FastPlan(const FastPlan&) = delete;  // the network keeps a reference to faults_
 
   size_t class_count() const { return representative_.size(); }
   int representative(int cls) const { return representative_[static_cast<size_t>(cls)]; }
@@ -53,12 +59,23 @@ class FastPlan {
   // (class, item) of every participant class of collective c.
   const std::vector<std::pair<int, int>>& participants(int c) const { return participants_[static_cast<size_t>(c)]; }
 
+  // Step-level runs (fast_dataflow.hpp): the schedule of collective c when it runs step by step (else null), its
+  // ranks' costs, the class of each rank, and the network pattern of one flow between two of its ranks.
+  const DataflowSchedule* dataflow(int c);
+  const DataflowCosts& dataflow_costs(int c);
+  int class_of_rank(int c, int rank) const {
+    return class_of_[static_cast<size_t>(plan_.collectives[static_cast<size_t>(c)].participants[static_cast<size_t>(rank)])];
+  }
+  int flow_pattern(int c, int src_rank, int dst_rank);
+  FlowNetwork& network() { return network_; }
+  // Lockstep rounds.
   const CollectiveRounds& rounds(int c);
   double pre_s(int c, size_t round);        // sender overhead + largest route latency (0 without transfers)
   bool has_transfer(int c, size_t round);
   double post_s(int c, size_t round);       // reductions and copies on the receivers
-  // Transfer durations of the given rounds when they share the network, at the rates of this combination.
-  std::vector<double> transfer_s(const std::vector<ActiveKey>& keys);
+  int network_pattern(int c, size_t round) { return pattern_info(c, round_of(c, round).pattern).network_pattern; }
+  // Transfer duration of a round at the rates its network pattern gets in the current combination.
+  double transfer_s(int c, size_t round, const FlowNetwork::PatternRates& rates);
 
   PointResult collect(const std::vector<std::vector<IterationRecord>>& records, double now_s) const;
   size_t combinations_computed() const { return network_.combinations_computed(); }
@@ -76,6 +93,7 @@ class FastPlan {
   const topology::Cluster& cluster_;
   ComputeModel model_;
   RunOptions options_;
+  AppliedFaults faults_;
   FlowNetwork network_;
   std::vector<int> vertex_;           // per endpoint
   std::vector<Processor> processor_;  // per endpoint
@@ -87,6 +105,9 @@ class FastPlan {
   std::vector<std::vector<std::pair<int, int>>> participants_;  // [collective]
   std::map<int, std::unique_ptr<CollectiveRounds>> rounds_by_schedule_;
   std::map<std::pair<int, int>, PatternInfo> pattern_info_;  // (collective, schedule pattern)
+  std::map<int, std::unique_ptr<DataflowSchedule>> dataflow_by_schedule_;  // null: lockstep rounds
+  std::map<int, DataflowCosts> dataflow_costs_;                           // per collective
+  std::map<std::pair<int, int>, int> flow_pattern_;                       // vertex pair → network pattern
 };
 
 }  // namespace scaletwin::sim::fast

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <memory>
 #include <queue>
 #include <set>
 
@@ -27,7 +29,7 @@ bool fast_mode_supports(const plan::IterationPlan& plan) {
 
 namespace {
 
-using fast::ActiveKey;
+using fast::DataflowAction;
 using fast::FastPlan;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -41,23 +43,53 @@ struct ClassState {
   bool busy = false;
 };
 
+// A collective in lockstep rounds.
 struct Active {
   int collective = -1;
   int iteration = 0;
   size_t round = 0;
-  double fraction = 1.0;     // of the current transfer still to move
+};
+
+// A step-level collective (fast_dataflow.hpp) and, per participant class, its ranks not done yet.
+struct Run {
+  int collective = -1;
+  int iteration = 0;
+  fast::DataflowRun run;
+  std::map<int, int> ranks_left;  // class → ranks of the class not done
+};
+
+// What moves bytes in the network: a lockstep round (rank < 0: owner is an Active) or one flow of a Run.
+struct Transfer {
+  int owner = -1;
+  int rank = -1, step = -1;  // the sender's step (flows)
+  int pattern = -1;          // network pattern
+  double bytes = 0.0;        // flows
+  double fraction = 1.0;     // of the transfer still to move
   double transfer_s = 0.0;   // the whole transfer's duration at the current rates
-  bool transferring = false;
+  double left_s() const { return fraction * transfer_s; }
 };
 
 struct Event {
   double time;
   long seq;
-  enum Kind { kComputeEnd, kPreEnd, kPostEnd } kind;
-  int id;        // class (compute) or active collective
-  int item = -1;  // compute: the item
+  enum Kind { kComputeEnd, kPreEnd, kPostEnd, kStepTimer, kFlowLatencyEnd } kind;
+  int id;         // class (compute), Active (rounds) or Run (steps)
+  int item = -1;  // compute: the item; steps: the rank
+  int step = -1, what = 0;
   bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
+
+// A free slot of `slots` (reused from `free`, else appended).
+template <typename T>
+int take_slot(std::vector<T>& slots, std::vector<int>& free) {
+  if (free.empty()) {
+    slots.emplace_back();
+    return static_cast<int>(slots.size()) - 1;
+  }
+  const int k = free.back();
+  free.pop_back();
+  return k;
+}
 
 class FastSimulation {
  public:
@@ -76,13 +108,19 @@ class FastSimulation {
   void start_iteration(int cls);
   void make_ready(int cls, int item);
   void finish_item(int cls, int item);
+  void finish_collective_item(int cls, int c, int it);
   void try_compute(int cls);
   void start_collective(int c, int iteration);
   void start_round(int a);
   void begin_transfer(int a);
   void begin_post(int a);
+  void arrive_steps(int cls, int c, int iteration);
+  void apply(int r, const std::vector<DataflowAction>& actions);
+  void finish_transfer(size_t k);
   void refresh_rates();
-  void push(double t, Event::Kind kind, int id, int item = -1) { events_.push(Event{t, seq_++, kind, id, item}); }
+  void push(double t, Event::Kind kind, int id, int item = -1, int step = -1, int what = 0) {
+    events_.push(Event{t, seq_++, kind, id, item, step, what});
+  }
 
   const plan::IterationPlan& plan_;
   RunOptions options_;
@@ -95,7 +133,10 @@ class FastSimulation {
   std::map<std::pair<int, int>, int> arrived_;  // (collective, iteration) → participant classes arrived
   std::vector<Active> active_;
   std::vector<int> free_active_;
-  std::vector<int> transferring_;
+  std::map<std::pair<int, int>, int> run_of_;   // (collective, iteration) → Run
+  std::vector<std::unique_ptr<Run>> runs_;
+  std::vector<int> free_runs_;
+  std::vector<Transfer> transfers_;
   bool rates_dirty_ = false;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::vector<TraceEvent> trace_;
@@ -128,6 +169,10 @@ void FastSimulation::make_ready(int cls, int i) {
     try_compute(cls);
     return;
   }
+  if (fp_.dataflow(item.collective) != nullptr) {
+    arrive_steps(cls, item.collective, st.iteration);
+    return;
+  }
   const auto key = std::make_pair(item.collective, st.iteration);
   if (++arrived_[key] == static_cast<int>(fp_.participants(item.collective).size())) {
     arrived_.erase(key);
@@ -146,6 +191,23 @@ void FastSimulation::finish_item(int cls, int i) {
   }
 }
 
+void FastSimulation::finish_collective_item(int cls, int c, int it) {
+  int item = -1;
+  for (const auto& [k, i] : fp_.participants(c))
+    if (k == cls) item = i;
+  ST_ASSERT(item >= 0, "fast mode: a class completed a collective it does not take part in");
+  ClassState& st = states_[static_cast<size_t>(cls)];
+  ST_ASSERT(st.iteration == it, "fast mode: a collective completed in another iteration than its items");
+  auto& rec = records_[static_cast<size_t>(cls)][static_cast<size_t>(it)];
+  rec.collective_s[c] += now_ - st.started[static_cast<size_t>(item)];
+  if (options_.trace) {
+    const plan::CollectiveInstance& ci = plan_.collectives[static_cast<size_t>(c)];
+    trace_.push_back({fp_.representative(cls), ci.label, plan::collective_purpose_name(ci.purpose),
+                      st.started[static_cast<size_t>(item)], now_});
+  }
+  finish_item(cls, item);
+}
+
 void FastSimulation::try_compute(int cls) {
   ClassState& st = states_[static_cast<size_t>(cls)];
   if (st.busy || st.ready_compute.empty()) return;
@@ -157,15 +219,8 @@ void FastSimulation::try_compute(int cls) {
 }
 
 void FastSimulation::start_collective(int c, int iteration) {
-  int a;
-  if (!free_active_.empty()) {
-    a = free_active_.back();
-    free_active_.pop_back();
-  } else {
-    a = static_cast<int>(active_.size());
-    active_.emplace_back();
-  }
-  active_[static_cast<size_t>(a)] = Active{c, iteration, 0, 1.0, 0.0, false};
+  const int a = take_slot(active_, free_active_);
+  active_[static_cast<size_t>(a)] = Active{c, iteration, 0};
   start_round(a);
 }
 
@@ -176,18 +231,7 @@ void FastSimulation::start_round(int a) {
     // The collective is complete on every participant.
     const int c = act.collective, it = act.iteration;
     free_active_.push_back(a);
-    for (const auto& [cls, item] : fp_.participants(c)) {
-      ClassState& st = states_[static_cast<size_t>(cls)];
-      ST_ASSERT(st.iteration == it, "fast mode: a collective completed in another iteration than its items");
-      auto& rec = records_[static_cast<size_t>(cls)][static_cast<size_t>(it)];
-      rec.collective_s[c] += now_ - st.started[static_cast<size_t>(item)];
-      if (options_.trace) {
-        const plan::CollectiveInstance& ci = plan_.collectives[static_cast<size_t>(c)];
-        trace_.push_back({fp_.representative(cls), ci.label, plan::collective_purpose_name(ci.purpose),
-                          st.started[static_cast<size_t>(item)], now_});
-      }
-      finish_item(cls, item);
-    }
+    for (const auto& [cls, item] : fp_.participants(c)) finish_collective_item(cls, c, it);
     return;
   }
   const double pre = fp_.pre_s(act.collective, act.round);
@@ -203,9 +247,10 @@ void FastSimulation::begin_transfer(int a) {
     begin_post(a);
     return;
   }
-  act.transferring = true;
-  act.fraction = 1.0;
-  transferring_.push_back(a);
+  Transfer t;
+  t.owner = a;
+  t.pattern = fp_.network_pattern(act.collective, act.round);
+  transfers_.push_back(t);
   rates_dirty_ = true;
 }
 
@@ -220,12 +265,87 @@ void FastSimulation::begin_post(int a) {
   }
 }
 
+void FastSimulation::arrive_steps(int cls, int c, int iteration) {
+  const auto key = std::make_pair(c, iteration);
+  auto found = run_of_.find(key);
+  int r;
+  if (found != run_of_.end()) {
+    r = found->second;
+  } else {
+    r = take_slot(runs_, free_runs_);
+    runs_[static_cast<size_t>(r)] = std::make_unique<Run>(Run{c, iteration, fast::DataflowRun(*fp_.dataflow(c), fp_.dataflow_costs(c)), {}});
+    const auto ranks = static_cast<int>(plan_.collectives[static_cast<size_t>(c)].participants.size());
+    for (int k = 0; k < ranks; ++k) ++runs_[static_cast<size_t>(r)]->ranks_left[fp_.class_of_rank(c, k)];
+    run_of_.emplace(key, r);
+  }
+  // The ranks of this class start their parts (twins: one class arrives for all of its endpoints).
+  const auto ranks = static_cast<int>(plan_.collectives[static_cast<size_t>(c)].participants.size());
+  std::vector<DataflowAction> actions;
+  for (int k = 0; k < ranks; ++k)
+    if (fp_.class_of_rank(c, k) == cls) runs_[static_cast<size_t>(r)]->run.activate(k, actions);
+  apply(r, actions);
+}
+
+void FastSimulation::apply(int r, const std::vector<DataflowAction>& actions) {
+  Run& run = *runs_[static_cast<size_t>(r)];
+  const int c = run.collective;
+  for (const DataflowAction& a : actions) {
+    switch (a.kind) {
+      case DataflowAction::kTimer: push(now_ + a.delay_s, Event::kStepTimer, r, a.rank, a.step, a.what); break;
+      case DataflowAction::kTransfer: {
+        const int pattern = fp_.flow_pattern(c, a.rank, a.peer);
+        const double latency = fp_.network().max_latency_s(pattern);
+        if (latency > 0.0 || a.bytes == 0.0) {
+          push(now_ + latency, Event::kFlowLatencyEnd, r, a.rank, a.step, pattern);
+          break;
+        }
+        transfers_.push_back(Transfer{r, a.rank, a.step, pattern, a.bytes});
+        rates_dirty_ = true;
+        break;
+      }
+      case DataflowAction::kRankDone: {
+        const int cls = fp_.class_of_rank(c, a.rank);
+        if (--run.ranks_left.at(cls) == 0) finish_collective_item(cls, c, run.iteration);
+        break;
+      }
+    }
+  }
+  if (run.run.done() && run.collective >= 0) {
+    run_of_.erase({run.collective, run.iteration});
+    run.collective = -1;
+    free_runs_.push_back(r);
+  }
+}
+
+void FastSimulation::finish_transfer(size_t k) {
+  const Transfer t = transfers_[k];
+  transfers_[k] = transfers_.back();
+  transfers_.pop_back();
+  rates_dirty_ = true;
+  if (t.rank < 0) {
+    begin_post(t.owner);
+    return;
+  }
+  std::vector<DataflowAction> actions;
+  runs_[static_cast<size_t>(t.owner)]->run.on_flow_end(t.rank, t.step, actions);
+  apply(t.owner, actions);
+}
+
 void FastSimulation::refresh_rates() {
   rates_dirty_ = false;
-  std::vector<ActiveKey> keys;
-  for (int a : transferring_) keys.push_back({active_[static_cast<size_t>(a)].collective, active_[static_cast<size_t>(a)].round});
-  const std::vector<double> durations = fp_.transfer_s(keys);
-  for (size_t k = 0; k < transferring_.size(); ++k) active_[static_cast<size_t>(transferring_[k])].transfer_s = durations[k];
+  std::vector<int> ids;
+  ids.reserve(transfers_.size());
+  for (const Transfer& t : transfers_) ids.push_back(t.pattern);
+  const auto& rates = fp_.network().rates(ids);
+  for (Transfer& t : transfers_) {
+    const fast::FlowNetwork::PatternRates& pr = rates.at(t.pattern);
+    if (t.rank >= 0) {
+      t.transfer_s = t.bytes * pr.max_inverse_rate;
+    } else {
+      const Active& act = active_[static_cast<size_t>(t.owner)];
+      t.transfer_s = fp_.transfer_s(act.collective, act.round, pr);
+    }
+  }
 }
 
 PointResult FastSimulation::run() {
@@ -233,36 +353,24 @@ PointResult FastSimulation::run() {
   for (;;) {
     if (rates_dirty_) refresh_rates();
     double t_transfer = kInf;
-    for (int a : transferring_) {
-      const Active& act = active_[static_cast<size_t>(a)];
-      t_transfer = std::min(t_transfer, now_ + act.fraction * act.transfer_s);
-    }
+    for (const Transfer& x : transfers_) t_transfer = std::min(t_transfer, now_ + x.left_s());
     const double t_event = events_.empty() ? kInf : events_.top().time;
     if (t_transfer == kInf && t_event == kInf) break;
     const double t = std::min(t_transfer, t_event);
-    for (int a : transferring_) {
-      Active& act = active_[static_cast<size_t>(a)];
-      if (act.transfer_s > 0.0) act.fraction -= (t - now_) / act.transfer_s;
-    }
+    for (Transfer& x : transfers_)
+      if (x.transfer_s > 0.0) x.fraction -= (t - now_) / x.transfer_s;
     now_ = std::max(now_, t);
     if (t_transfer <= t_event) {
-      std::vector<int> finished;
-      for (int a : transferring_) {
-        const Active& act = active_[static_cast<size_t>(a)];
-        if (act.transfer_s == 0.0 || act.fraction * act.transfer_s <= 1e-15 * std::max(1.0, now_)) finished.push_back(a);
-      }
-      if (finished.empty()) {  // rounding: finish the closest one
-        finished.push_back(*std::min_element(transferring_.begin(), transferring_.end(), [&](int x, int y) {
-          return active_[static_cast<size_t>(x)].fraction * active_[static_cast<size_t>(x)].transfer_s <
-                 active_[static_cast<size_t>(y)].fraction * active_[static_cast<size_t>(y)].transfer_s;
-        }));
-      }
-      for (int a : finished) {
-        transferring_.erase(std::find(transferring_.begin(), transferring_.end(), a));
-        active_[static_cast<size_t>(a)].transferring = false;
-        rates_dirty_ = true;
-        begin_post(a);
-      }
+      // Every transfer that is done (within rounding) ends now; at least the closest one.
+      const double tolerance = 1e-15 * std::max(1.0, now_);
+      size_t closest = 0;
+      for (size_t k = 0; k < transfers_.size(); ++k)
+        if (transfers_[k].left_s() < transfers_[closest].left_s()) closest = k;
+      for (size_t k = 0; k < transfers_.size(); ++k)
+        if (k == closest || transfers_[k].transfer_s == 0.0 || transfers_[k].left_s() <= tolerance)
+          transfers_[k].fraction = -1.0;  // marked: finished below, from the back (finishing reorders and appends)
+      for (size_t k = transfers_.size(); k-- > 0;)
+        if (transfers_[k].fraction == -1.0) finish_transfer(k);
       continue;
     }
     const Event ev = events_.top();
@@ -287,6 +395,26 @@ PointResult FastSimulation::run() {
         ++active_[static_cast<size_t>(ev.id)].round;
         start_round(ev.id);
         break;
+      case Event::kStepTimer: {
+        std::vector<DataflowAction> actions;
+        runs_[static_cast<size_t>(ev.id)]->run.on_timer(ev.item, ev.step, ev.what, actions);
+        apply(ev.id, actions);
+        break;
+      }
+      case Event::kFlowLatencyEnd: {
+        const plan::Schedule& s = fp_.dataflow(runs_[static_cast<size_t>(ev.id)]->collective)->schedule;
+        const plan::Step& st = s.programs[static_cast<size_t>(ev.item)].steps[static_cast<size_t>(ev.step)];
+        const auto bytes = static_cast<double>(st.length * s.element_bytes);
+        if (bytes == 0.0) {
+          std::vector<DataflowAction> actions;
+          runs_[static_cast<size_t>(ev.id)]->run.on_flow_end(ev.item, ev.step, actions);
+          apply(ev.id, actions);
+        } else {
+          transfers_.push_back(Transfer{ev.id, ev.item, ev.step, ev.what, bytes});
+          rates_dirty_ = true;
+        }
+        break;
+      }
     }
   }
   for (size_t cls = 0; cls < states_.size(); ++cls)

@@ -4,27 +4,29 @@
 //   compute     as in the message-level runner: one compute stream per endpoint (lowest ready item first), the
 //               same ComputeModel; communication items run concurrently with it; deps honoured; the next
 //               iteration starts when every item of the previous one has completed on that endpoint
-//   collectives start when every participant has reached its item, then run their rounds (fast_rounds.hpp) in
-//               lockstep; a round = [sender overhead + largest route latency] → [transfer: its flows share the
-//               links, max-min fairly, with the flows of every other collective transferring at the same time]
+//   collectives step by step (fast_dataflow.hpp) for schedules up to 256 ranks (except the ring): every rank starts
+//               its part when its endpoint reaches the item, each transfer when both its sides are posted, as the
+//               message level does; a participant's item completes when its ranks are done (for a twin class,
+//               when all of its ranks are)
+//               or in lockstep rounds (fast_rounds.hpp) for the symbolic ring and larger schedules: they start
+//               when every participant has reached its item; a round = [sender overhead + largest route latency]
+//               → [transfer: its flows share the links, max-min fairly, with every other transfer in flight]
 //               → [reductions and copies on the receivers]; every participant's item completes with the last round
-//   contention  the rates of the transferring rounds are recomputed whenever one starts or ends (fluid model);
-//               a round's progress is the fraction of its slowest flow's bytes moved
+//   contention  the rates of the transfers in flight (rounds and single flows) are recomputed whenever one starts
+//               or ends (fluid model); a round's progress is the fraction of its slowest flow's bytes moved
 //   symmetry    endpoints with identical programs (same compute ops, deps and collectives: data-parallel workers)
-//               are twins and are simulated once; rounds whose network state repeats are timed by one lookup
-//               (fast_network.hpp)
+//               are twins and are simulated once; combinations of transfers that repeat (every ring step, every
+//               bucket of a data-parallel all-reduce) are timed by one lookup (fast_network.hpp)
+//   faults      what-if faults (faults.hpp) as the message level applies them: link bandwidths, routes, and the
+//               straggler's compute times (a straggler is a twin class of its own)
 //
 // Plans whose schedules were not materialized (plan::LowerOptions::materialize_schedules = false) are timed from
 // their recipes: symbolic rounds for the ring generators, a materialized schedule for the others.
 // Asynchronous plans (on-demand collectives) are not handled: fast_mode_supports() says so and callers use the
-// message-level runner for them.
+// message-level runner for them (the point's fidelity says "message").
 //
-// Agreement with the message level (bench/bench_fidelity, tests/sim/test_fast.cpp): within 0.03% for ring,
-// hierarchical, PS without local aggregation and the tf/bsc/dgx scenarios up to 64 GPUs. Known gaps: lockstep
-// levels are pessimistic where a level mixes fast and slow links and the message level lets ranks run ahead
-// (double binary tree, binomial reduce/broadcast of local aggregation: up to 8% at 6 GPUs, 2% at 16); several
-// buckets of interval_pairing transferring at once over a 10 Gbit/s star come out 2-5% optimistic (the
-// per-round fluid progress of concurrent collectives).
+// Agreement with the message level: within 1% on iteration time for every scheme (tests/sim/test_fast.cpp;
+// bench/bench_fidelity and sim/README.md for the measured differences and speed).
 #pragma once
 
 #include "plan/iteration_plan.hpp"

@@ -59,7 +59,7 @@ sg4::Host* make_host(sg4::NetZone* zone, const std::string& name, int cores = kC
 }  // namespace
 
 ClusterPlatform::ClusterPlatform(const topology::Cluster& cluster, const Calibration& calibration,
-                                 const std::set<std::pair<int, int>>& pairs) {
+                                 const std::set<std::pair<int, int>>& pairs, const AppliedFaults& faults) {
   sg4::NetZone* zone = sg4::create_full_zone("cluster");
   const auto& vertices = cluster.vertices();
   hosts_.assign(vertices.size(), nullptr);
@@ -77,7 +77,7 @@ ClusterPlatform::ClusterPlatform(const topology::Cluster& cluster, const Calibra
       const LinkFactors& f = calibration.link(link_class_of(edge.kind));
       const std::string name = edge.name.empty() ? fmt::format("e{}", e) : fmt::format("e{}:{}", e, edge.name);
       ST_ASSERT(edge.link.bandwidth_Bps > 0.0, "link without bandwidth: " + name);
-      const double bandwidth = edge.link.bandwidth_Bps * f.bandwidth_factor;
+      const double bandwidth = edge.link.bandwidth_Bps * f.bandwidth_factor * faults.bandwidth_factor(e);
       links[e] = edge.link.shared ? zone->create_link(name, bandwidth)
                                   : static_cast<sg4::Link*>(zone->create_split_duplex_link(name, bandwidth));
       links[e]->set_latency(edge.link.latency_s * f.latency_factor);
@@ -99,7 +99,7 @@ ClusterPlatform::ClusterPlatform(const topology::Cluster& cluster, const Calibra
       route.emplace_back(loop);
     } else {
       int at = a;
-      for (int e : cluster.route(a, b).edges) {
+      for (int e : faults.route(cluster, a, b).edges) {
         const topology::Edge& edge = cluster.edges()[e];
         const bool forward = edge.a == at;
         ST_ASSERT(forward || edge.b == at, "route edges do not form a path");

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "sim/calibration.hpp"
+#include "sim/faults.hpp"
 #include "topology/cluster.hpp"
 
 namespace scaletwin::sim {
@@ -48,8 +49,9 @@ std::unique_ptr<sg4::Engine> make_engine(bool verbose = false);
 class ClusterPlatform {
  public:
   // `pairs`: (vertex, vertex) pairs that exchange messages; a route is built for each (both directions).
+  // `faults`: degraded edges keep a fraction of their bandwidth, failed ones are routed around.
   ClusterPlatform(const topology::Cluster& cluster, const Calibration& calibration,
-                  const std::set<std::pair<int, int>>& pairs);
+                  const std::set<std::pair<int, int>>& pairs, const AppliedFaults& faults = AppliedFaults());
   sg4::Host* host(int vertex) const;  // a device or host-CPU vertex
 
  private:

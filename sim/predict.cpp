@@ -31,6 +31,8 @@ PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calib
   RunOptions run = options;
   run.real_data = scenario.training.data == "real";
   run.half_precision = scenario.training.precision != "fp32";
+  run.faults = scenario.faults;
+  run.faults_file = scenario.file;
   // The calibration's per-model factors (fitted by calibrate) apply to this scenario's model only; for_model
   // clears them, so applying it again downstream changes nothing.
   return run_iteration_plan(plan, cluster, calibration.for_model(model.name), run);
@@ -137,6 +139,8 @@ PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, cons
   RunOptions run = options;
   run.real_data = scenario.training.data == "real";
   run.half_precision = scenario.training.precision != "fp32";
+  run.faults = scenario.faults;
+  run.faults_file = scenario.file;
   return run_iteration_plan_fast(plan, cluster, calibration.for_model(model.name), run);
 }
 

@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "sim/compute_model.hpp"
+#include "sim/faults.hpp"
 #include "sim/interpreter.hpp"
 #include "sim/platform.hpp"
 
@@ -67,6 +68,7 @@ class Simulation {
   RunOptions options_;
   std::unique_ptr<sg4::Engine> engine_;
   std::unique_ptr<ClusterPlatform> platform_;
+  AppliedFaults faults_;
   std::vector<int> vertex_;
   std::vector<Processor> processor_;
   std::vector<ScheduleIndex> index_;
@@ -109,7 +111,8 @@ Simulation::Simulation(const plan::IterationPlan& plan, const topology::Cluster&
     if (ci.on_demand)
       for (size_t r = 1; r < ci.participants.size(); ++r) queues_[ci.participants[r]];
   }
-  platform_ = std::make_unique<ClusterPlatform>(cluster, calibration, pairs);
+  faults_ = AppliedFaults(options.faults, options.faults_file, cluster, plan);
+  platform_ = std::make_unique<ClusterPlatform>(cluster, calibration, pairs, faults_);
   for (const plan::Schedule& s : plan.schedules) index_.push_back(index_schedule(s));
   for (const plan::EndpointProgram& prog : plan.programs) {
     std::vector<std::vector<int>> deps(prog.items.size());
@@ -225,7 +228,8 @@ void Simulation::run_iteration(int e, IterationRecord& rec, bool record) {
     if (!compute_busy && !ready_compute.empty()) {
       const int i = *ready_compute.begin();
       ready_compute.erase(ready_compute.begin());
-      const double t = model_.op_time_s(items[static_cast<size_t>(i)].compute, processor_[static_cast<size_t>(e)]);
+      const double t = model_.op_time_s(items[static_cast<size_t>(i)].compute, processor_[static_cast<size_t>(e)]) *
+                       faults_.slowdown(e);
       started[static_cast<size_t>(i)] = sg4::Engine::get_clock();
       in_flight.add(sg4::this_actor::exec_async(t * kTicksPerSecond), {i, -1, ActivityTag::What::kCompute});
       compute_busy = true;

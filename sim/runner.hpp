@@ -19,7 +19,11 @@
 // to finish (sync) or the slowest (async).
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "plan/iteration_plan.hpp"
+#include "plan/scenario.hpp"
 #include "sim/calibration.hpp"
 #include "sim/report.hpp"
 #include "topology/cluster.hpp"
@@ -32,6 +36,8 @@ struct RunOptions {
   bool real_data = false;
   bool half_precision = false;
   bool trace = false;
+  std::vector<plan::Fault> faults;  // what-if faults (sim/faults.hpp); both runners apply them
+  std::string faults_file;          // the scenario file, for their errors
 };
 
 // Simulates `plan` on `cluster`. One simulation per process (SimGrid's engine cannot be restarted).

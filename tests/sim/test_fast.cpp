@@ -3,6 +3,7 @@
 // materialized ones, and agreement with the message-level runner within 1% for every scheme on small cases.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <string>
 
 #include "core/error.hpp"
@@ -130,54 +131,53 @@ TEST_CASE("a lazy plan with recipes and symbolic rings gives the prediction of t
   CHECK(a.compute_s == b.compute_s);
 }
 
+namespace {
+
+// Fast and message level on one point: iteration time within 1%, compute time equal (it does not depend on
+// the network). The relative difference is compared, not the raw times, so a change of summation order (ASan at
+// -O1, another compiler) cannot flip the outcome of an agreement measured at 1e-4.
+void check_agreement(const plan::Scenario& s, int gpus, const sim::RunOptions& opt, const std::string& what) {
+  const sim::PointResult msg = sim::simulate_point_forked(s, gpus, sim::default_calibration(), opt, sim::Fidelity::kMessage);
+  const sim::PointResult fast = sim::simulate_point_forked(s, gpus, sim::default_calibration(), opt, sim::Fidelity::kFast);
+  INFO(what << " on " << gpus << " GPUs: message " << msg.iteration_s << " s, fast " << fast.iteration_s << " s");
+  CHECK(msg.fidelity == "message");
+  CHECK(fast.fidelity == "fast");
+  CHECK(std::abs(fast.iteration_s / msg.iteration_s - 1.0) < 0.01);
+  CHECK(std::abs(fast.compute_s / msg.compute_s - 1.0) < 1e-9);
+}
+
+}  // namespace
+
 TEST_CASE("fast and message-level modes agree within 1% on iteration time for every scheme", "[sim]") {
-  // Known gap (sim/fast_runner.hpp): tree schedules whose levels mix intra- and inter-node links (the pipelined
-  // double binary tree, the binomial reduce and broadcast of local aggregation) run level by level in lockstep
-  // in the fast mode, which is pessimistic: up to 8% slower at 6 GPUs here, 2% at 16. They are held to 10%, and
-  // to the fast mode being the slower one.
-  const Json trees[] = {
-      {{"name", "allreduce"}, {"algorithm", "double_binary_tree"}},
-      {{"name", "ps"}, {"servers", 2}, {"placement", "colocated"}, {"local_aggregation", true}},
-  };
   const Json schemes[] = {
       {{"name", "allreduce"}, {"algorithm", "ring"}},
       {{"name", "allreduce"}, {"algorithm", "interval_pairing"}},
       {{"name", "allreduce"}, {"algorithm", "halving_doubling"}},
+      {{"name", "allreduce"}, {"algorithm", "double_binary_tree"}},
       {{"name", "allreduce"}, {"algorithm", "direct"}},
       {{"name", "allreduce"}, {"algorithm", "hierarchical"}},
       {{"name", "ps"}, {"servers", 2}, {"placement", "colocated"}},
+      {{"name", "ps"}, {"servers", 2}, {"placement", "colocated"}, {"local_aggregation", true}},
       {{"name", "ps"}, {"servers", 4}, {"placement", "device"}},
       {{"name", "hybrid"}, {"data_parallel", {{"name", "allreduce"}, {"algorithm", "ring"}}}},
   };
   sim::RunOptions opt;
   opt.iterations = 2;
-  for (const Json& scheme : trees) {
-    for (int gpus : {6, 16}) {
-      const plan::Scenario s = scenario("resnet18_cifar", "bsc-minotauro-k80", 4, 4, scheme);
-      const sim::PointResult msg =
-          sim::simulate_point_forked(s, gpus, sim::default_calibration(), opt, sim::Fidelity::kMessage);
-      const sim::PointResult fast =
-          sim::simulate_point_forked(s, gpus, sim::default_calibration(), opt, sim::Fidelity::kFast);
-      INFO(scheme.dump() << " on " << gpus << " GPUs: message " << msg.iteration_s << " s, fast " << fast.iteration_s);
-      CHECK(fast.iteration_s == Approx(msg.iteration_s).epsilon(0.10));
-      CHECK(fast.iteration_s >= msg.iteration_s * (1 - 1e-9));
-    }
-  }
   for (const Json& scheme : schemes) {
     for (int gpus : {6, 16}) {
-      const plan::Scenario s = scenario("resnet18_cifar", "bsc-minotauro-k80", 4, 4, scheme);
       if (scheme.at("name") == "allreduce" && scheme.at("algorithm") == "hierarchical" && gpus % 4 != 0) continue;
-      const sim::PointResult msg =
-          sim::simulate_point_forked(s, gpus, sim::default_calibration(), opt, sim::Fidelity::kMessage);
-      const sim::PointResult fast =
-          sim::simulate_point_forked(s, gpus, sim::default_calibration(), opt, sim::Fidelity::kFast);
-      INFO(scheme.dump() << " on " << gpus << " GPUs: message " << msg.iteration_s << " s, fast " << fast.iteration_s);
-      CHECK(msg.fidelity == "message");
-      CHECK(fast.fidelity == "fast");
-      CHECK(fast.iteration_s == Approx(msg.iteration_s).epsilon(0.01));
-      CHECK(fast.compute_s == Approx(msg.compute_s).epsilon(1e-9));
+      check_agreement(scenario("resnet18_cifar", "bsc-minotauro-k80", 4, 4, scheme), gpus, opt, scheme.dump());
     }
   }
+}
+
+TEST_CASE("fast and message-level modes agree within 1% with concurrent buckets on a 10 Gbit/s star", "[sim]") {
+  // Several buckets of interval pairing in flight over slow Ethernet (the HAN set-up), where lockstep rounds were
+  // 2-5% optimistic: small buckets make many collectives overlap.
+  sim::RunOptions opt;
+  opt.iterations = 2;
+  const Json scheme = {{"name", "allreduce"}, {"algorithm", "interval_pairing"}, {"bucket_bytes", "2MB"}};
+  check_agreement(scenario("resnet18_cifar", "aws-p2.8xlarge", 6, 1, scheme), 6, opt, scheme.dump());
 }
 
 TEST_CASE("asynchronous schemes run at the message level whatever the fidelity asked and say so", "[sim]") {
