@@ -1,6 +1,6 @@
 // A small fork pool over sim::simulate_point (see simulate.hpp). The parent is single-threaded and closes each
 // pipe's write end right after forking, so a child never holds another child's write end (EOF arrives when the
-// child that owns the pipe exits).
+// child that owns the pipe exits). Each finished simulation ticks the command's current progress, if any.
 #include "calibrate/simulate.hpp"
 
 #include <fmt/format.h>
@@ -15,6 +15,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/progress.hpp"
 #include "plan/iteration_plan.hpp"
 #include "sim/predict.hpp"
 
@@ -125,6 +126,7 @@ std::vector<sim::PointResult> simulate_all(const std::vector<SimJob>& jobs, int 
       results[running[i].job] = finish(running[i], jobs[running[i].job], kind, message);
       if (!message.empty() && error.empty()) error_kind = kind, error = message;
       running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+      tick_current_progress();  // the command's progress, if it set one (core/progress.hpp)
     }
   }
   if (!error.empty()) {

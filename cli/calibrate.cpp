@@ -3,12 +3,14 @@
 //   scaletwin calibrate --measurements FILE [--measurements FILE ...] -o CALIBRATION [--json FILE]
 //                       [--start CALIBRATION] [--collective-bench FILE ...] [--bench-cluster NAME_OR_FILE]
 //                       [--bench-algorithm NAME] [--holdout 'FIELD OP VALUE'] [--outer N] [--jobs N] [--no-validate]
+//                       [--quiet]
 //
 // --collective-bench reads nccl-tests output (text or scaletwin-collective-bench/1 JSON) or bench_allreduce's table
 // and sets the latency and bandwidth factors of the link class its ring crosses (on --bench-cluster, default the
 // first run's cluster); those factors are then not fitted. --holdout leaves the matching runs out of the fit and
 // reports the error of predicting them (grouped cross-validation, e.g. --holdout 'nodes>1'). The calibration file
-// carries the fit (parameters with standard errors, MAPE) under "fit", which `predict` ignores.
+// carries the fit (parameters with standard errors, MAPE) under "fit", which `predict` ignores. The count of
+// simulations run so far goes to stderr unless --quiet (the fit's total is not known ahead).
 #include <fmt/format.h>
 
 #include <iostream>
@@ -18,6 +20,7 @@
 #include "cli/command.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/progress.hpp"
 
 namespace scaletwin::cli {
 
@@ -35,6 +38,7 @@ struct CalibrateArgs {
   int outer = 3;
   int jobs = 2;
   bool no_validate = false;
+  bool quiet = false;
 };
 
 // Applies every collective benchmark to `c`; returns what was fitted, for the report.
@@ -79,6 +83,8 @@ int run_calibrate(const CalibrateArgs& a) {
   options.outer_iterations = a.outer;
   options.validate = !a.no_validate;
   const Json benches = apply_benches(a, train, start, options.fixed_links);
+  Progress progress("calibrate: simulations", 0, progress_style_for_stderr(a.quiet));
+  const ProgressScope progress_scope(progress);  // calibrate/simulate.cpp ticks it per finished simulation
   const calibrate::FitResult fit = calibrate::fit_calibration(train, start, options);
   Json fit_json = calibrate::fit_to_json(fit);
   if (!benches.empty()) fit_json["collective_benchmarks"] = benches;
@@ -87,6 +93,7 @@ int run_calibrate(const CalibrateArgs& a) {
     holdout = calibrate::validate_runs(held, fit.calibration, a.jobs);
     fit_json["holdout"] = {{"filter", a.holdout}, {"runs", held.size()}, {"mape", holdout.mape}};
   }
+  progress.finish();
   Json file = sim::calibration_to_json(fit.calibration);
   file["fit"] = fit_json;
   write_json_output(a.output, file);
@@ -127,6 +134,7 @@ void add_calibrate_command(CLI::App& root, Action& action) {
   sub->add_option("--outer", args->outer, "linearise-and-fit rounds (default 3)");
   sub->add_option("--jobs", args->jobs, "simulations at a time (default 2)");
   sub->add_flag("--no-validate", args->no_validate, "skip the message-level validation of the fitted runs");
+  sub->add_flag("-q,--quiet", args->quiet, "no progress on standard error");
   sub->callback([&action, args] { action = [args] { return run_calibrate(*args); }; });
 }
 

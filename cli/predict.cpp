@@ -1,21 +1,24 @@
 // scaletwin predict: simulates training iterations with SimGrid for every GPU count of a scenario's sweep.
 //
 //   scaletwin predict [SCENARIO] [--gpus LIST] [--calibration FILE] [--iterations N] [--warmup N]
-//                     [--trace FILE] [--report DIR] [--json FILE] [--fidelity message|fast|auto]
+//                     [--trace FILE] [--report DIR] [--json FILE] [--fidelity message|fast|auto] [--quiet]
 //
 // Without SCENARIO: plan::default_scenario(). Output: a table, or with --json the spec's
 // {"scenario", "predictions": [{"gpus", "nodes", "iteration_s", "images_per_sec", "speedup", "efficiency",
 // "compute_s", "exposed_comm_s", ...breakdowns}]}. --trace writes Chrome trace format (Perfetto: one track per
 // endpoint, one process per GPU count). --report DIR writes report.json, report.txt, trace.json and report.html
-// (a self-contained page with the scaling charts, sim/report_html.hpp) into DIR.
+// (a self-contained page with the scaling charts, sim/report_html.hpp) into DIR. Progress (one tick per GPU count)
+// goes to stderr unless --quiet (core/progress.hpp).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
 #include "cli/command.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/progress.hpp"
 #include "sim/predict.hpp"
 #include "sim/report_html.hpp"
 
@@ -33,6 +36,7 @@ struct PredictArgs {
   int iterations = 3;
   int warmup = 1;
   std::string fidelity = "auto";
+  bool quiet = false;
 };
 
 int run_predict(const PredictArgs& a) {
@@ -46,7 +50,12 @@ int run_predict(const PredictArgs& a) {
   options.run.warmup = a.warmup;
   options.run.trace = !a.trace.empty() || !a.report_dir.empty();
   options.fidelity = sim::fidelity_from_name(a.fidelity);
+  const std::vector<int> sweep = sim::sweep_of(scenario, options.gpus);
+  const bool has_base = std::find(sweep.begin(), sweep.end(), 1) != sweep.end();
+  Progress progress("predict", sweep.size() + (has_base ? 0 : 1), progress_style_for_stderr(a.quiet));
+  options.on_point = [&progress](int) { progress.tick(); };
   const sim::Report report = sim::predict(scenario, options);
+  progress.finish();
   if (!a.trace.empty()) write_json_output(a.trace, sim::chrome_trace(report));
   if (!a.report_dir.empty()) {
     std::filesystem::create_directories(a.report_dir);
@@ -83,6 +92,7 @@ void add_predict_command(CLI::App& root, Action& action) {
                   "message (SimGrid, every message), fast (collective rounds, max-min fair flows) or auto (default: "
                   "fast above 64 GPUs; asynchronous schemes always message); the report says which ran");
   sub->add_option("--json", args->json, "write the JSON result to FILE ('-' = standard output)");
+  sub->add_flag("-q,--quiet", args->quiet, "no progress on standard error");
   sub->callback([&action, args] { action = [args] { return run_predict(*args); }; });
 }
 

@@ -156,11 +156,13 @@ Report predict(const plan::Scenario& scenario, const PredictOptions& options) {
     PointResult p = simulate_point_forked(scenario, g, options.calibration, options.run, options.fidelity);
     if (g == 1) base_images_per_sec = p.images_per_sec;
     report.predictions.push_back(std::move(p));
+    if (options.on_point) options.on_point(g);
   }
   if (base_images_per_sec == 0.0) {
     RunOptions quiet = options.run;
     quiet.trace = false;
     base_images_per_sec = simulate_point_forked(scenario, 1, options.calibration, quiet, options.fidelity).images_per_sec;
+    if (options.on_point) options.on_point(1);
   }
   // The largest one-node point, for multi-node speedups as papers report them (BSC: 16 nodes over one node).
   const PointResult* one_node = nullptr;

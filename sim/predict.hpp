@@ -7,6 +7,7 @@
 // nodes also get speedup_over_one_node, against the largest one-node point of the sweep.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,8 @@ struct PredictOptions {
   Calibration calibration = default_calibration();
   RunOptions run;
   Fidelity fidelity = Fidelity::kAuto;
+  // Called after each simulated point (the sweep's, then the 1-GPU base when the sweep lacks it): progress.
+  std::function<void(int gpus)> on_point;
 };
 
 // The GPU counts a scenario is predicted for.
