@@ -32,13 +32,15 @@ std::optional<plan::Schedule> dataflow_schedule(const plan::IterationPlan& plan,
   const plan::ScheduleRecipe* recipe = static_cast<size_t>(s) < plan.recipes.size() ? &plan.recipes[static_cast<size_t>(s)] : nullptr;
   if (recipe != nullptr && recipe->algorithm == "ring") return std::nullopt;  // lockstep rounds are exact for it
   if (schedule.ranks > kDataflowMaxRanks) return std::nullopt;
-  if (materialized) {
-    if (schedule.total_steps() > kDataflowMaxSteps) return std::nullopt;
-    return schedule;
-  }
-  ST_ASSERT(recipe != nullptr, "fast mode: schedule " + schedule.name + " is neither materialized nor described by a recipe");
-  plan::Schedule made = plan::make_schedule(*recipe);
+  ST_ASSERT(materialized || recipe != nullptr,
+            "fast mode: schedule " + schedule.name + " is neither materialized nor described by a recipe");
+  plan::Schedule made = materialized ? schedule : plan::make_schedule(*recipe);
   if (made.total_steps() > kDataflowMaxSteps) return std::nullopt;
+  // Every step-level event re-solves the rates of the flows in flight: schedules whose rounds hold more than
+  // kDataflowMaxFlowsPerRank flows per rank (direct: p(p-1) at once) stay in lockstep rounds, where that cost is
+  // paid once per round and memoized.
+  for (const std::vector<RankFlow>& pattern : rounds_of(made).patterns)
+    if (pattern.size() > static_cast<size_t>(kDataflowMaxFlowsPerRank * made.ranks)) return std::nullopt;
   return made;
 }
 

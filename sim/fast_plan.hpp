@@ -37,10 +37,11 @@ struct IterationRecord {
 // The rounds of schedule `s` of `plan`: from its steps when materialized, else from its recipe.
 CollectiveRounds rounds_for_schedule(const plan::IterationPlan& plan, int s);
 
-// Schedules up to this many ranks and steps run step by step (fast_dataflow.hpp); larger ones, and the symbolic ring
+// Schedules up to this many ranks and steps, with rounds of few flows, run step by step (fast_dataflow.hpp); larger ones, and the symbolic ring
 // (lockstep rounds of the ring are what its ranks do), run in lockstep rounds.
 constexpr size_t kDataflowMaxSteps = size_t{1} << 16;
 constexpr int kDataflowMaxRanks = 64;
+constexpr int kDataflowMaxFlowsPerRank = 4;  // in one round
 
 // The schedule `s` of `plan` for a step-level run, or nullopt when it runs in lockstep rounds.
 std::optional<plan::Schedule> dataflow_schedule(const plan::IterationPlan& plan, int s);
