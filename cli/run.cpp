@@ -1,23 +1,32 @@
 // scaletwin run: executes a scenario for real, one MPI rank per plan endpoint (workers, then parameter servers).
 //
 //   mpirun -np P scaletwin run SCENARIO [--iterations N | --epochs E] [--device cpu|cuda] [--json FILE]
-//                                       [--threads T]
+//                                       [--threads T] [--checkpoint-every N --checkpoint-dir DIR]
+//                                       [--resume DIR] [--weights-out FILE] [--quiet]
 //   scaletwin run SCENARIO --np P ...   launches the mpirun line above itself, with P GPUs plus the scheme's servers
 //
 // P is the GPU count (workers); a parameter-server scheme adds its servers as extra ranks. Rank 0 prints the plan
 // hash (the simulator prints the same for the same scenario and GPU count) and writes the measurements file
 // (--json FILE, '-' for standard output; by default scaletwin-run-ID.json in the current directory, printed).
 // Any rank that fails prints its rank and host and takes the job down (MPI_Abort): exit 3 for a system error.
+// Checkpoints (exec/checkpoint.hpp): --checkpoint-every N writes one into DIR after every N iterations; --resume DIR
+// continues from the one there (same scenario, GPU count and run length, else exit 2) and ends with the weights of
+// an uninterrupted run. --weights-out FILE: rank 0 writes the final weights, every layer's parameters in model
+// order as little-endian float32, nothing else (the tests compare an interrupted run's with an uninterrupted one's).
+// Progress of the iterations goes to standard error (a bar with ETA on a terminal, a line every few seconds
+// otherwise); --quiet turns it off.
 #include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <iostream>
+#include <memory>
 
 #include "cli/command.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/progress.hpp"
 #include "exec/cuda_backend.hpp"
 #include "exec/trainer.hpp"
 #include "plan/scenario.hpp"
@@ -34,6 +43,11 @@ struct RunArgs {
   int np = 0;
   std::string json;
   int threads = 0;
+  int64_t checkpoint_every = 0;
+  std::string checkpoint_dir;
+  std::string resume_dir;
+  std::string weights_out;
+  bool quiet = false;
 };
 
 std::vector<std::string> rank_arguments(const RunArgs& a) {
@@ -42,6 +56,11 @@ std::vector<std::string> rank_arguments(const RunArgs& a) {
   if (a.epochs > 0) args.insert(args.end(), {"--epochs", std::to_string(a.epochs)});
   if (!a.json.empty()) args.insert(args.end(), {"--json", a.json});
   if (a.threads > 0) args.insert(args.end(), {"--threads", std::to_string(a.threads)});
+  if (a.checkpoint_every > 0) args.insert(args.end(), {"--checkpoint-every", std::to_string(a.checkpoint_every)});
+  if (!a.checkpoint_dir.empty()) args.insert(args.end(), {"--checkpoint-dir", a.checkpoint_dir});
+  if (!a.resume_dir.empty()) args.insert(args.end(), {"--resume", a.resume_dir});
+  if (!a.weights_out.empty()) args.insert(args.end(), {"--weights-out", a.weights_out});
+  if (a.quiet) args.emplace_back("--quiet");
   return args;
 }
 
@@ -93,19 +112,38 @@ void print_summary(const exec::TrainResult& r) {
     fmt::print("staleness: {} pushes, mean {:.2f}, max {}\n", r.staleness.pushes, r.staleness.mean, r.staleness.max);
 }
 
+// Every layer's parameters in model order, little-endian float32 (x86 and ARM hosts are little-endian).
+void write_weights(const std::string& path, const std::vector<std::vector<float>>& weights) {
+  std::string content;
+  for (const auto& layer : weights)
+    content.append(reinterpret_cast<const char*>(layer.data()), layer.size() * sizeof(float));
+  write_file_atomic(path, content);
+}
+
 int run_ranks(const RunArgs& a, const plan::Scenario& scenario) {
   exec::TrainOptions options;
+  options.checkpoint_every = a.checkpoint_every;
+  options.checkpoint_dir = a.checkpoint_dir.empty() ? a.resume_dir : a.checkpoint_dir;
+  options.resume_dir = a.resume_dir;
+  options.keep_weights = !a.weights_out.empty();
   options.iterations = a.iterations;
   options.epochs = a.epochs;
   options.device = a.device;
   options.threads = a.threads;
+  // Progress of the iterations on standard error (rank 0 ticks it after each iteration, exec/trainer_checkpoint.cpp).
+  std::unique_ptr<Progress> progress;
+  std::unique_ptr<ProgressScope> progress_scope;
   options.on_start = [&](const plan::IterationPlan& plan, int64_t iterations) {
+    progress = std::make_unique<Progress>("run", static_cast<size_t>(iterations), progress_style_for_stderr(a.quiet));
+    progress_scope = std::make_unique<ProgressScope>(*progress);
     fmt::print("scaletwin run: {} on {} workers + {} servers, {} iterations, plan hash {}\n", scenario.name,
                plan.workers, plan.endpoints.size() - static_cast<size_t>(plan.workers), iterations, hex64(plan.hash()));
     std::fflush(stdout);
   };
   const exec::TrainResult result = exec::train(scenario, options, MPI_COMM_WORLD);
+  if (progress) progress->finish();
   if (result.rank != 0) return kExitOk;
+  if (!a.weights_out.empty()) write_weights(a.weights_out, result.weights);
   const Json document = exec::measurements_document(result.run);
   std::string path = a.json;
   if (path.empty()) path = fmt::format("scaletwin-run-{}.json", result.run["id"].get<std::string>());
@@ -125,6 +163,8 @@ int run_run(const RunArgs& a) {
     std::string why;
     if (!exec::cuda_device_available(&why)) throw SystemError(fmt::format("no CUDA device was found ({})", why));
   }
+  if (a.checkpoint_every > 0 && a.checkpoint_dir.empty() && a.resume_dir.empty())
+    throw InputError("", "--checkpoint-dir", "a directory for the checkpoints of --checkpoint-every");
   if (a.np > 0) return launch_mpirun(a, scenario);
   int initialized = 0;
   MPI_Initialized(&initialized);
@@ -150,6 +190,13 @@ void add_run_command(CLI::App& root, Action& action) {
   sub->add_option("--json", args->json, "write the measurements file to FILE ('-' = standard output)");
   sub->add_option("--threads", args->threads, "compute threads per rank (default: cores / ranks on the node)")
       ->check(CLI::PositiveNumber);
+  sub->add_option("--checkpoint-every", args->checkpoint_every,
+                  "write a checkpoint after every N iterations (synchronous schemes)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--checkpoint-dir", args->checkpoint_dir, "directory of the checkpoints (default: the --resume one)");
+  sub->add_option("--resume", args->resume_dir, "continue from the checkpoint in DIR (same scenario, GPUs, iterations)");
+  sub->add_option("--weights-out", args->weights_out, "write the final weights (float32, model order) to FILE");
+  sub->add_flag("-q,--quiet", args->quiet, "no progress on standard error");
   sub->callback([&action, args] { action = [args] { return run_run(*args); }; });
 }
 

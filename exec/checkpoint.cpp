@@ -79,7 +79,12 @@ void CheckpointStore::save(const std::string& dir, int64_t iteration, const std:
   if (ec) throw SystemError(fmt::format("cannot create the checkpoint directory {}: {}", dir, ec.message()));
   write_file_atomic((fs::path(dir) / rank_file(iteration, rank_)).string(), content);
   ST_MPI_CHECK(MPI_Barrier(comm_));  // every rank's file is in place
-  if (rank_ != 0) return;
+  if (rank_ == 0) publish(dir, iteration);
+  ST_MPI_CHECK(MPI_Barrier(comm_));  // published: every rank may read it
+}
+
+void CheckpointStore::publish(const std::string& dir, int64_t iteration) const {
+  std::error_code ec;
   Json files = Json::array();
   for (int r = 0; r < identity_.ranks; ++r) files.push_back(rank_file(iteration, r));
   const Json manifest = {{"format", kCheckpointFormat}, {"scenario", identity_.scenario},

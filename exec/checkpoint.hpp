@@ -52,7 +52,7 @@ class CheckpointStore {
   CheckpointStore(Backend& backend, CheckpointIdentity identity, MPI_Comm comm);
 
   // Writes this rank's state after `iteration` iterations into dir, waits for every rank, and publishes the
-  // checkpoint (rank 0). Collective.
+  // checkpoint (rank 0). Collective: when it returns, the checkpoint is published for every rank.
   void save(const std::string& dir, int64_t iteration, const std::vector<StateBuffer>& state,
             const std::vector<double>& stats) const;
 
@@ -63,6 +63,7 @@ class CheckpointStore {
   const CheckpointIdentity& identity() const { return identity_; }
 
  private:
+  void publish(const std::string& dir, int64_t iteration) const;  // rank 0: the manifest, then drops older ones
   Backend& backend_;
   CheckpointIdentity identity_;
   MPI_Comm comm_;
