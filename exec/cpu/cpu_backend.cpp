@@ -61,12 +61,12 @@ std::unique_ptr<LayerKernel> CpuBackend::make_layer(const LayerDesc& desc) {
       return cpu::make_fc_kernel(impl_->ctx, desc);
     case LayerKind::kBatchNorm:
       return cpu::make_batchnorm_kernel(impl_->ctx, desc);
-    case LayerKind::kMaxPool:
     case LayerKind::kAvgPool:
     case LayerKind::kGlobalAvgPool:
       return cpu::make_pool_kernel(impl_->ctx, desc);
     case LayerKind::kRelu:
       return cpu::make_relu_kernel(impl_->ctx, desc);
+    case LayerKind::kMaxPool:
     case LayerKind::kAdd:
     case LayerKind::kConcat:
     case LayerKind::kFlatten:

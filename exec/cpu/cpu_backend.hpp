@@ -1,8 +1,8 @@
 // The CPU backend: the Backend interface (exec/backend.hpp) on oneDNN 2.6 primitives, fp32.
 //
-// Convolution, inner product, batch normalization, pooling and ReLU run as oneDNN primitives built once per
-// kernel (layer, batch size, training/eval) and reused; add, concat, flatten, dropout and softmax cross-entropy
-// are plain OpenMP loops. "Device" memory is 64-byte-aligned host memory.
+// Convolution, inner product, batch normalization, average pooling and ReLU run as oneDNN primitives built once
+// per kernel (layer, batch size, training/eval) and reused; max pooling, add, concat, flatten, dropout and softmax
+// cross-entropy are plain OpenMP loops. "Device" memory is 64-byte-aligned host memory.
 //
 // Threads: oneDNN here uses the OpenMP runtime, so OMP_NUM_THREADS is honoured by default; CpuBackend(threads)
 // or set_threads() overrides it for the calling thread (ranks sharing cores should each ask for their share).

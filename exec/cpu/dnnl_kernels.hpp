@@ -28,6 +28,7 @@ std::unique_ptr<LayerKernel> make_fc_kernel(const DnnlContext& ctx, const LayerD
 std::unique_ptr<LayerKernel> make_batchnorm_kernel(const DnnlContext& ctx, const LayerDesc& desc);
 std::unique_ptr<LayerKernel> make_pool_kernel(const DnnlContext& ctx, const LayerDesc& desc);
 std::unique_ptr<LayerKernel> make_relu_kernel(const DnnlContext& ctx, const LayerDesc& desc);
-std::unique_ptr<LayerKernel> make_plain_kernel(const LayerDesc& desc);  // add, concat, flatten, dropout, softmax-CE
+// add, concat, flatten, dropout, softmax cross-entropy, max pooling
+std::unique_ptr<LayerKernel> make_plain_kernel(const LayerDesc& desc);
 
 }  // namespace scaletwin::exec::cpu

@@ -1,8 +1,11 @@
 // Layers that are memory moves or cheap element-wise maps, written as plain OpenMP loops: residual add, concat
-// along channels, flatten, dropout (the shared splitmix64 mask of backend.hpp) and softmax cross-entropy.
+// along channels, flatten, dropout (the shared splitmix64 mask of backend.hpp), softmax cross-entropy and max
+// pooling.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "core/error.hpp"
 #include "exec/cpu/dnnl_kernels.hpp"
@@ -105,6 +108,72 @@ class DropoutKernel : public LayerKernel {
   bool training_;
 };
 
+// Max pooling on NCHW, one (sample, channel) plane per OpenMP task: oneDNN 2.6's pooling on plain layouts with
+// few channels (lenet5's 6) took longer than the convolutions around it. Padding (right padding covers ceil mode)
+// never wins; the forward records the arg-max (first maximum in row-major window order) of each output, and the
+// backward sends each output gradient to it.
+class MaxPoolKernel : public LayerKernel {
+ public:
+  explicit MaxPoolKernel(const LayerDesc& d)
+      : planes_(d.batch * d.in_shapes.at(0).c),
+        in_h_(d.in_shapes.at(0).h),
+        in_w_(d.in_shapes.at(0).w),
+        out_h_(d.out_shape.h),
+        out_w_(d.out_shape.w),
+        p_(d.layer->pool),
+        argmax_(static_cast<size_t>(planes_ * out_h_ * out_w_), -1) {}
+  void forward(const LayerArgs& a) override {
+#pragma omp parallel for schedule(static)
+    for (int64_t plane = 0; plane < planes_; ++plane) {
+      const float* x = a.inputs[0] + plane * in_h_ * in_w_;
+      float* y = a.output + plane * out_h_ * out_w_;
+      int32_t* arg = argmax_.data() + plane * out_h_ * out_w_;
+      for (int64_t oh = 0; oh < out_h_; ++oh) {
+        const int64_t h0 = std::max<int64_t>(oh * p_.stride_h - p_.pad_h, 0);
+        const int64_t h1 = std::min<int64_t>(oh * p_.stride_h - p_.pad_h + p_.kernel_h, in_h_);
+        for (int64_t ow = 0; ow < out_w_; ++ow) {
+          const int64_t w0 = std::max<int64_t>(ow * p_.stride_w - p_.pad_w, 0);
+          const int64_t w1 = std::min<int64_t>(ow * p_.stride_w - p_.pad_w + p_.kernel_w, in_w_);
+          if (h0 >= h1 || w0 >= w1) {  // a window wholly in the padding
+            y[oh * out_w_ + ow] = 0.0f;
+            arg[oh * out_w_ + ow] = -1;
+            continue;
+          }
+          int64_t best = h0 * in_w_ + w0;
+          float top = x[best];
+          for (int64_t h = h0; h < h1; ++h) {
+            for (int64_t w = w0; w < w1; ++w) {
+              const float v = x[h * in_w_ + w];
+              best = v > top ? h * in_w_ + w : best;
+              top = v > top ? v : top;
+            }
+          }
+          y[oh * out_w_ + ow] = top;
+          arg[oh * out_w_ + ow] = static_cast<int32_t>(best);
+        }
+      }
+    }
+  }
+  void backward_weight(const LayerArgs&) override {}
+  void backward_input(const LayerArgs& a) override {
+    if (a.d_inputs.empty() || a.d_inputs[0] == nullptr) return;
+#pragma omp parallel for schedule(static)
+    for (int64_t plane = 0; plane < planes_; ++plane) {
+      float* dx = a.d_inputs[0] + plane * in_h_ * in_w_;
+      const float* dy = a.d_output + plane * out_h_ * out_w_;
+      const int32_t* arg = argmax_.data() + plane * out_h_ * out_w_;
+      std::fill(dx, dx + in_h_ * in_w_, 0.0f);
+      for (int64_t o = 0; o < out_h_ * out_w_; ++o)
+        if (arg[o] >= 0) dx[arg[o]] += dy[o];
+    }
+  }
+
+ private:
+  int64_t planes_, in_h_, in_w_, out_h_, out_w_;
+  models::PoolParams p_;
+  std::vector<int32_t> argmax_;
+};
+
 class SoftmaxCrossEntropyKernel : public LayerKernel {
  public:
   explicit SoftmaxCrossEntropyKernel(const LayerDesc& d) : batch_(d.batch), classes_(d.out_shape.elements()) {
@@ -154,6 +223,8 @@ std::unique_ptr<LayerKernel> make_plain_kernel(const LayerDesc& desc) {
       return std::make_unique<DropoutKernel>(desc);
     case LayerKind::kSoftmaxCrossEntropy:
       return std::make_unique<SoftmaxCrossEntropyKernel>(desc);
+    case LayerKind::kMaxPool:
+      return std::make_unique<MaxPoolKernel>(desc);
     default:
       break;
   }
