@@ -8,7 +8,7 @@
 //     "devices": {                              // keyed by topology::DeviceType::name / HostCpu::name, or "cpu"
 //       "Tesla K80 (one GK210)": {"conv": 0.36, "matmul": 0.45, "memory": 0.60, "op_overhead_s": 2e-5,
 //                                 "conv_knee_flops_per_byte": 0, "matmul_knee_flops_per_byte": 0,
-//                                 "model_factors": {"inception_v3": 0.8}}
+//                                 "model_factors": {"inception_v3": 0.8}, "shared_node_slowdown": 0.1}
 //     },
 //     "links": {                                // link classes: pcie, nvlink, network, shm
 //       "pcie": {"latency_factor": 1.0, "bandwidth_factor": 0.85}
@@ -27,7 +27,9 @@
 // model_factors multiply the conv and matmul efficiencies when that model (Model::name) runs on the device: the
 // kernels a library picks per network (Winograd for 3x3 convolutions, FFT, implicit GEMM for 1x7 ones) change
 // the time per FLOP in ways FLOP counts do not show. Calibration::for_model(name) applies them; whoever
-// simulates a model calls it (absent models: factor 1).
+// simulates a model calls it (absent models: factor 1). shared_node_slowdown: a processor whose node has k other
+// busy workers computing at the same time (CPU cores sharing caches, memory bandwidth and the package's clock)
+// takes (1 + shared_node_slowdown * k) times as long per op (Processor::co_runners; default 0, no slowdown).
 #pragma once
 
 #include <map>
@@ -46,6 +48,7 @@ struct DeviceEfficiency {
   double conv_knee_flops_per_byte = 0.0;
   double matmul_knee_flops_per_byte = 0.0;
   std::map<std::string, double> model_factors = {};  // Model::name -> factor on conv and matmul efficiency
+  double shared_node_slowdown = 0.0;                  // per other busy worker on the node (see above)
 
   double for_class(models::LayerClass c) const;
   // The efficiency of one op of class c moving `bytes` for `flops`: for_class(c) scaled by the intensity curve.

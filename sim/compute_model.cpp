@@ -2,6 +2,7 @@
 #include "sim/compute_model.hpp"
 
 #include <algorithm>
+#include <map>
 
 namespace scaletwin::sim {
 
@@ -12,6 +13,17 @@ Processor device_processor(const topology::DeviceType& d, bool half_precision) {
 
 Processor cpu_processor(const topology::HostCpu& c) {
   return Processor{"cpu", c.peak_flops, c.memory_bandwidth_Bps, true};
+}
+
+void note_co_runners(std::vector<Processor>& per_endpoint, const plan::IterationPlan& plan) {
+  const auto busy = [&](size_t e) {
+    return plan.endpoints[e].kind == plan::EndpointKind::kWorker && plan.endpoints[e].device >= 0;
+  };
+  std::map<int, int> per_node;
+  for (size_t e = 0; e < plan.endpoints.size(); ++e)
+    if (busy(e)) ++per_node[plan.endpoints[e].node];
+  for (size_t e = 0; e < plan.endpoints.size() && e < per_endpoint.size(); ++e)
+    per_endpoint[e].co_runners = busy(e) ? per_node[plan.endpoints[e].node] - 1 : 0;
 }
 
 double ComputeModel::op_time_s(const plan::ComputeOp& op, const Processor& p) const {
@@ -25,7 +37,7 @@ double ComputeModel::op_time_s(const plan::ComputeOp& op, const Processor& p) co
   if (op.phase == plan::Phase::kData && real_data_)
     t += static_cast<double>(op.samples) * calibration_.input_cost_per_image_s;
   if (op.phase == plan::Phase::kServerUpdate) t += op.bytes * calibration_.ps_cost_per_byte_s;
-  return t;
+  return t * (1.0 + eff.shared_node_slowdown * p.co_runners);
 }
 
 double ComputeModel::reduce_time_s(double bytes, const Processor& p, bool server) const {

@@ -3,12 +3,14 @@
 //   t = max(flops / (peak_flops * efficiency[layer class](flops / bytes)),
 //           bytes / (memory_bandwidth * efficiency.memory)) + op_overhead_s
 //
-// plus, for the data phase with real data, samples * input_cost_per_image_s, and for server updates,
+// times (1 + shared_node_slowdown * co_runners) (the other busy workers on the processor's node), plus, for the
+// data phase with real data, samples * input_cost_per_image_s, and for server updates,
 // bytes * ps_cost_per_byte_s. Reductions inside collectives (RecvReduce) read two operands and write one:
 // 3 * bytes / (memory_bandwidth * efficiency.memory); copies move 2 * bytes the same way.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "plan/iteration_plan.hpp"
 #include "sim/calibration.hpp"
@@ -22,10 +24,14 @@ struct Processor {
   double peak_flops = 0.0;
   double memory_bandwidth_Bps = 0.0;
   bool is_cpu = false;
+  int co_runners = 0;  // other workers computing on the same node at the same time (see note_co_runners)
 };
 
 Processor device_processor(const topology::DeviceType& d, bool half_precision);
 Processor cpu_processor(const topology::HostCpu& c);
+// Sets co_runners of every worker endpoint on a device: the other such workers of the plan on its node (servers
+// mostly wait and are not counted). `per_endpoint` is indexed like plan.endpoints.
+void note_co_runners(std::vector<Processor>& per_endpoint, const plan::IterationPlan& plan);
 
 class ComputeModel {
  public:

@@ -75,6 +75,7 @@ FastPlan::FastPlan(const plan::IterationPlan& plan, const topology::Cluster& clu
     reduce_Bps_.push_back(rate_of(model_.reduce_time_s(1.0, processor_.back(), server)));
     copy_Bps_.push_back(rate_of(model_.copy_time_s(1.0, processor_.back())));
   }
+  note_co_runners(processor_, plan);
   build_classes();
 }
 

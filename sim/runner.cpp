@@ -99,6 +99,7 @@ Simulation::Simulation(const plan::IterationPlan& plan, const topology::Cluster&
     vertex_.push_back(gpu ? cluster.device_vertex(ep.node, ep.device) : cluster.cpu_vertex(ep.node));
     processor_.push_back(gpu ? device_processor(spec.node.device, options.half_precision) : cpu_processor(spec.node.cpu));
   }
+  note_co_runners(processor_, plan);
   std::set<std::pair<int, int>> pairs;
   for (const plan::CollectiveInstance& ci : plan.collectives) {
     const plan::Schedule& s = plan.schedules.at(static_cast<size_t>(ci.schedule));
