@@ -8,9 +8,13 @@
 
 #include <fmt/core.h>
 
+#include <sched.h>
+
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstring>
+#include <thread>
 
 #include "core/error.hpp"
 #include "exec/mpi_check.hpp"
@@ -336,13 +340,40 @@ bool ScheduleRunner::test(CollectiveHandle handle) {
 }
 
 void ScheduleRunner::wait(CollectiveHandle handle) {
+  IdleBackoff backoff;
   while (!flight_done(handle)) {
     ST_ASSERT(!requests_.empty(), "schedule stuck: steps left but nothing in flight (deps that never complete)");
     completed_.resize(requests_.size());
     int count = 0;
-    ST_MPI_CHECK(MPI_Waitsome(static_cast<int>(requests_.size()), requests_.data(), &count, completed_.data(),
+    ST_MPI_CHECK(MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &count, completed_.data(),
                               MPI_STATUSES_IGNORE));
-    if (count != MPI_UNDEFINED && count > 0) handle_completions(count);
+    if (count != MPI_UNDEFINED && count > 0) {
+      handle_completions(count);
+      backoff.reset();
+    } else {
+      backoff.pause();
+    }
+  }
+}
+
+void IdleBackoff::pause() {
+  const double now_s = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (idle_since_s_ < 0.0) idle_since_s_ = now_s;
+  if (now_s - idle_since_s_ < kSpinSeconds)
+    sched_yield();
+  else
+    std::this_thread::sleep_for(std::chrono::duration<double>(kNapSeconds));
+}
+
+void recv_with_backoff(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                       MPI_Status* status) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  ST_MPI_CHECK(MPI_Irecv(buffer, count, type, source, tag, comm, &request));
+  IdleBackoff backoff;
+  for (int done = 0;;) {
+    ST_MPI_CHECK(MPI_Test(&request, &done, status));
+    if (done != 0) return;
+    backoff.pause();
   }
 }
 

@@ -6,7 +6,8 @@
 // (source, destination, channel) comes from MPI's non-overtaking rule per (source, tag, communicator): the tag
 // encodes the channel (and the collective's sequence number, so that collectives in flight at the same time never
 // match each other's messages), and sends and receives of one (peer, channel) are posted in program order.
-// Progress is MPI_Testsome (progress(), test()) or MPI_Waitsome (wait()) over every outstanding request.
+// Progress is MPI_Testsome over every outstanding request (progress(), test(), and wait() in a loop with an
+// IdleBackoff between fruitless polls, instead of MPI_Waitsome, which busy-polls the core).
 // No algorithm has a name here: ring, trees, parameter servers are all just schedules.
 //
 // Overlap with compute: start() returns at once after posting the steps that have no deps; the training driver
@@ -123,6 +124,25 @@ class ScheduleRunner {
   StagingPool staging_;
   RunnerStats stats_;
 };
+
+// What a waiting rank does between polls that found nothing to do: sched_yield() for the first kSpinSeconds
+// (a peer on its own core answers within microseconds), then sleeps kNapSeconds at a time, so that a rank
+// waiting for others gives its core away (more ranks than cores: a parameter server next to two workers on two
+// cores; other processes on a shared machine) instead of busy-polling it as MPI's blocking calls do.
+class IdleBackoff {
+ public:
+  static constexpr double kSpinSeconds = 100e-6;
+  static constexpr double kNapSeconds = 20e-6;
+  void reset() { idle_since_s_ = -1.0; }
+  void pause();
+
+ private:
+  double idle_since_s_ = -1.0;
+};
+
+// MPI_Recv with an IdleBackoff between MPI_Test calls instead of MPI's busy-polling wait.
+void recv_with_backoff(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                       MPI_Status* status);
 
 // The named baseline: MPI_Allreduce(MPI_IN_PLACE, buffer, count, type, MPI_SUM, comm).
 void mpi_allreduce_baseline(void* buffer, int64_t count, ElementType type, MPI_Comm comm);

@@ -3,7 +3,6 @@
 #include "exec/trainer_engine.hpp"
 
 #include <fmt/format.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
@@ -142,12 +141,16 @@ bool ItemEngine::pump() {
 
 void ItemEngine::wait_for(int item) {
   const double t0 = now_s();
+  IdleBackoff backoff;
   while (!done(item)) {
-    if (pump()) continue;
+    if (pump()) {
+      backoff.reset();
+      continue;
+    }
     bool in_flight = false;
     for (int i : comm_items_) in_flight = in_flight || state_[static_cast<size_t>(i)] == State::kStarted;
     ST_ASSERT(in_flight, fmt::format("endpoint {}: item {} can never complete (its deps are not met)", endpoint_, item));
-    sched_yield();
+    backoff.pause();
   }
   wait_s_ += now_s() - t0;
 }

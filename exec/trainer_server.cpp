@@ -124,7 +124,7 @@ class Server {
     while (stops < initiators.size()) {
       int collective = 0;
       MPI_Status status;
-      ST_MPI_CHECK(MPI_Recv(&collective, 1, MPI_INT, MPI_ANY_SOURCE, kRequestTag, ctx_.runners->request_comm(), &status));
+      recv_with_backoff(&collective, 1, MPI_INT, MPI_ANY_SOURCE, kRequestTag, ctx_.runners->request_comm(), &status);
       if (collective == kStopRequest) {
         ++stops;
         continue;
