@@ -208,7 +208,7 @@ FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calib
       for (size_t j = 0; j < params.size(); ++j) {
         const std::string& n = params[j].name;
         if (params[j].kind != ParameterKind::kCompute || ends_with(n, "_knee_flops_per_byte") ||
-            n.find("/model_factors/") != std::string::npos)
+            ends_with(n, "/shared_node_slowdown") || n.find("/model_factors/") != std::string::npos)
           continue;
         const bool is_time = ends_with(n, "_s");
         x[j] = std::clamp(x[j] + (is_time ? std::log(a) : -std::log(a)), std::log(params[j].lower),

@@ -2,7 +2,7 @@
 //
 // Bounds: efficiencies may exceed 1 (cuDNN's Winograd and FFT convolutions do fewer FLOPs than the direct
 // count the models use), up to 4; the conv knee spans 0.1-10^4 FLOP/byte (1x1 convolutions sit near 25, wide 3x3
-// ones near 500); overheads from 10 ns to 10 ms; link factors from 1/20 to 2 on bandwidth and 0.1-1000 on latency.
+// ones near 500); the shared-node slowdown 1e-4 (none) to 4 per co-runner; overheads from 10 ns to 10 ms; link factors from 1/20 to 2 on bandwidth and 0.1-1000 on latency.
 #include "calibrate/parameters.hpp"
 
 #include <algorithm>
@@ -47,6 +47,14 @@ std::vector<Parameter> choose_parameters(const Exercised& what, const std::set<s
       out.push_back(Parameter{"devices/" + d + "/model_factors/" + m, ParameterKind::kCompute, 0.1, 10.0,
                               [d, m](Calibration& c) -> double& { return c.devices[d].model_factors[m]; }});
   }
+  // Processes sharing a node's cores (they talk through shared memory): the slowdown per other busy worker, where
+  // some runs have such co-runners (one-rank runs alone cannot see it). GPUs of a node keep their own memory.
+  if (what.link_classes.count(sim::LinkClass::kShm) != 0)
+    for (const std::string& d : what.shared_devices)
+    {
+      out.push_back(device_parameter(d, "shared_node_slowdown", 1e-4, 4.0, &DeviceEfficiency::shared_node_slowdown));
+      out.back().start_if_unset = 0.1;
+    }
   if (what.real_data)
     out.push_back(Parameter{"input_cost_per_image_s", ParameterKind::kCompute, 1e-8, 1e-2,
                             [](Calibration& c) -> double& { return c.input_cost_per_image_s; }});
@@ -68,7 +76,8 @@ void prepare_start(sim::Calibration& c, const Exercised& what, const std::vector
     if (c.devices.count(d) == 0) c.devices[d] = c.device(d);
   for (const auto& [d, m] : what.device_models)
     if (c.devices[d].model_factors.count(m) == 0) c.devices[d].model_factors[m] = 1.0;
-  for (const Parameter& p : params) p.set(c, std::clamp(p.get(c), p.lower, p.upper));
+  for (const Parameter& p : params)
+    p.set(c, p.start_if_unset > 0.0 && p.get(c) <= p.lower ? p.start_if_unset : std::clamp(p.get(c), p.lower, p.upper));
 }
 
 }  // namespace scaletwin::calibrate

@@ -26,6 +26,9 @@ struct Parameter {
   double lower = 0.0;  // natural units, > 0
   double upper = 0.0;
   std::function<double&(sim::Calibration&)> field;
+  // Where a fit starts when the calibration has the value at or below `lower` (a parameter whose default is
+  // 0, "no such effect": in log space a fit could not leave the lower bound, the objective is flat there).
+  double start_if_unset = 0.0;
 
   double get(const sim::Calibration& c) const { return field(const_cast<sim::Calibration&>(c)); }
   void set(sim::Calibration& c, double v) const { field(c) = v; }
@@ -36,6 +39,7 @@ struct Exercised {
   std::set<std::string> devices;            // device type names (Calibration::devices keys)
   std::set<std::pair<std::string, std::string>> device_models;  // (device, Model::name) pairs that ran
   std::set<sim::LinkClass> link_classes;    // classes on the routes of some collective
+  std::set<std::string> shared_devices;     // devices that ran with other workers computing on their node
   bool real_data = false;
   bool parameter_server = false;
   bool collectives = false;

@@ -62,14 +62,19 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
       const topology::Cluster cluster = plan::load_scenario_cluster(k.scenario, k.gpus);
       const plan::IterationPlan plan = plan::lower(k.scenario, model, cluster, k.gpus);
       k.worker_ops.resize(static_cast<size_t>(plan.workers));
+      k.worker_co_runners.resize(static_cast<size_t>(plan.workers));
+      k.processor = sim::device_processor(cluster.spec().node.device, r.precision != "fp32");
+      std::vector<sim::Processor> per_endpoint(plan.endpoints.size(), k.processor);
+      sim::note_co_runners(per_endpoint, plan);
       for (size_t e = 0; e < plan.endpoints.size(); ++e) {
         const plan::Endpoint& ep = plan.endpoints[e];
         if (ep.kind != plan::EndpointKind::kWorker) continue;
+        k.worker_co_runners.at(static_cast<size_t>(ep.worker_index)) = per_endpoint[e].co_runners;
+        if (per_endpoint[e].co_runners > 0) exercised_.shared_devices.insert(cluster.spec().node.device.name);
         for (const plan::Item& item : plan.programs[e].items)
           if (item.kind == plan::Item::Kind::kCompute)
             k.worker_ops.at(static_cast<size_t>(ep.worker_index)).push_back(item.compute);
       }
-      k.processor = sim::device_processor(cluster.spec().node.device, r.precision != "fp32");
       k.model_name = model.name;
       exercised_.device_models.insert({cluster.spec().node.device.name, model.name});
       note_exercised(plan, cluster, exercised_);
@@ -85,8 +90,10 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
 
 double Surrogate::config_compute_s(const Config& k, const sim::Calibration& c) const {
   const sim::ComputeModel model(c.for_model(k.model_name), k.real);
+  sim::Processor p = k.processor;
+  p.co_runners = k.worker_co_runners.at(static_cast<size_t>(k.critical));
   double t = 0.0;
-  for (const plan::ComputeOp& op : k.worker_ops.at(static_cast<size_t>(k.critical))) t += model.op_time_s(op, k.processor);
+  for (const plan::ComputeOp& op : k.worker_ops.at(static_cast<size_t>(k.critical))) t += model.op_time_s(op, p);
   return t;
 }
 

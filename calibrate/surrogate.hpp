@@ -46,6 +46,7 @@ class Surrogate {
     plan::Scenario scenario;
     int gpus = 1;
     std::vector<std::vector<plan::ComputeOp>> worker_ops;  // per worker index
+    std::vector<int> worker_co_runners;                     // per worker index (sim::note_co_runners)
     sim::Processor processor;
     std::string model_name;  // for Calibration::for_model
     bool real = false;  // real data: the plan has a data op, charged the input cost
