@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   cli::add_run_command(app, action);
   cli::add_calibrate_command(app, action);
   cli::add_validate_command(app, action);
+  cli::add_compare_command(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -19,8 +19,6 @@ using svg::escape;
 constexpr const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
 constexpr const char* kIdealColor = "#7f7f7f";
 
-std::string color_of(size_t i) { return kPalette[i % std::size(kPalette)]; }
-
 std::string series_name(const std::vector<Report>& reports, size_t i) {
   return reports.size() == 1 ? std::string("predicted") : fmt::format("({}) {}", i + 1, reports[i].scheme);
 }
@@ -54,9 +52,9 @@ template <typename Value, typename Ideal>
 std::vector<svg::Series> scaling_series(const std::vector<Report>& reports, Value value, Ideal ideal, double* max_y) {
   std::vector<svg::Series> out, ideals;
   for (size_t i = 0; i < reports.size(); ++i) {
-    svg::Series s{series_name(reports, i), color_of(i), {}, {}, false};
+    svg::Series s{series_name(reports, i), series_color(i), {}, {}, false};
     svg::Series id{i == 0 ? std::string("ideal linear") : fmt::format("ideal ({})", i + 1),
-                   reports.size() == 1 ? std::string(kIdealColor) : color_of(i), {}, {}, true};
+                   reports.size() == 1 ? std::string(kIdealColor) : series_color(i), {}, {}, true};
     for (const PointResult& p : reports[i].predictions) {
       if (p.gpus <= 0) continue;
       s.x.push_back(p.gpus), s.y.push_back(value(p));
@@ -210,23 +208,31 @@ std::string report_html(const Report& report, const ReportContext& context) {
   return report_html(std::vector<Report>{report}, context);
 }
 
+std::string series_color(size_t i) { return kPalette[i % std::size(kPalette)]; }
+
+std::string html_page(const std::string& title, const std::string& body) {
+  std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  out += fmt::format("<title>{}</title>\n", escape(title)) + kStyle + "</head>\n<body>\n";
+  return out + body + "</body>\n</html>\n";
+}
+
+std::string calibration_details(const std::string& source, const Json& calibration) {
+  std::string out = "<details open><summary>Calibration: " + escape(source) + "</summary>\n<table>\n";
+  calibration_rows(calibration, "", &out);
+  return out + "</table>\n</details>\n";
+}
+
 std::string report_html(const std::vector<Report>& reports, const ReportContext& context) {
   const std::vector<Report> shown = reports.empty() ? std::vector<Report>{Report{}} : reports;
-  std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  out += fmt::format("<title>scaletwin: {}</title>\n", escape(shown.front().scenario)) + kStyle + "</head>\n<body>\n";
-  out += header(shown, context);
+  std::string out = header(shown, context);
   out += "<h2>Scaling</h2>\n<div class=\"charts\">\n" + scaling_charts(shown) + breakdown_chart(shown) + "</div>\n";
   for (size_t i = 0; i < shown.size(); ++i) {
     out += shown.size() == 1 ? std::string("<h2>Predictions</h2>\n")
                              : fmt::format("<h2>Predictions: {}</h2>\n", escape(series_name(shown, i)));
     out += prediction_table(shown[i]);
   }
-  if (!context.calibration.is_null()) {
-    out += "<details open><summary>Calibration: " + escape(context.calibration_source) + "</summary>\n<table>\n";
-    calibration_rows(context.calibration, "", &out);
-    out += "</table>\n</details>\n";
-  }
-  return out + "</body>\n</html>\n";
+  if (!context.calibration.is_null()) out += calibration_details(context.calibration_source, context.calibration);
+  return html_page("scaletwin: " + shown.front().scenario, out);
 }
 
 }  // namespace scaletwin::sim

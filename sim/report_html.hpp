@@ -31,6 +31,13 @@ struct TimeBreakdown {
 };
 TimeBreakdown time_breakdown(const PointResult& p);
 
+// Building blocks shared with other pages (calibrate's validation report): a whole page with the report's inline
+// style around `body` (title escaped here, body already HTML), and the calibration as an open <details> table.
+std::string html_page(const std::string& title, const std::string& body);
+std::string calibration_details(const std::string& source, const Json& calibration);
+// A palette colour for series i (cycles).
+std::string series_color(size_t i);
+
 std::string report_html(const Report& report);
 std::string report_html(const Report& report, const ReportContext& context);
 // One series per report (scheme) in every chart; the page's title comes from the first report.

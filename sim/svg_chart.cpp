@@ -104,21 +104,50 @@ std::string axes(const Scale& s, const Axis& x, const Axis& y) {
   return out + "</g>\n";
 }
 
+// How a legend entry is drawn: a thick line (solid series, bar segments), a dashed line, or a marker.
+enum class Key { kSolid, kDashed, kMarker };
+
 // One row of legend entries along the top right of the plot, right-aligned.
 std::string legend(const Frame& f, const std::vector<std::pair<std::string, std::string>>& entries,
-                   const std::vector<bool>& dashed) {
+                   const std::vector<Key>& keys) {
   std::string out = "<g class=\"legend\">\n";
   double x = f.left + f.plot_width();
   for (size_t i = entries.size(); i-- > 0;) {
     const auto& [name, color] = entries[i];
     x -= 7.0 * static_cast<double>(name.size()) + 34.0;
     const double y = f.top - 14;
-    out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"{}\"{}/>", num(x),
-                       num(y), num(x + 18), num(y), escape(color), dashed[i] ? 2 : 8,
-                       dashed[i] ? " stroke-dasharray=\"5 3\"" : "");
+    if (keys[i] == Key::kMarker)
+      out += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\"/>", num(x + 9), num(y), escape(color));
+    else
+      out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"{}\"{}/>", num(x),
+                         num(y), num(x + 18), num(y), escape(color), keys[i] == Key::kDashed ? 2 : 8,
+                         keys[i] == Key::kDashed ? " stroke-dasharray=\"5 3\"" : "");
     out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#222\">{}</text>\n", num(x + 22), num(y + 4), escape(name));
   }
   return out + "</g>\n";
+}
+
+// The markers and point labels of one series.
+std::string markers(const Scale& s, const Series& ser) {
+  std::string out;
+  const bool hollow = ser.dashed && !ser.markers_only;
+  for (size_t i = 0; i < ser.x.size(); ++i) {
+    const double px = s.px(ser.x[i]), py = s.py(ser.y[i]);
+    out += fmt::format(
+        "<circle class=\"marker\" data-series=\"{}\" cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{}\"{}><title>{}: {:g}"
+        "</title></circle>\n",
+        escape(ser.name), num(px), num(py), hollow ? "#fff" : escape(ser.color),
+        hollow ? fmt::format(" stroke=\"{}\" stroke-width=\"1.5\"", escape(ser.color)) : "", escape(ser.name),
+        ser.y[i]);
+    if (i >= ser.labels.size()) continue;
+    // Right of the marker, or left of it where the text would leave the chart (about 7 px per character).
+    const bool left = px + 6.0 + 7.0 * static_cast<double>(ser.labels[i].size()) > s.frame().width;
+    out += fmt::format(
+        "<text class=\"point-label\" data-series=\"{}\" x=\"{}\" y=\"{}\"{} font-size=\"11\" fill=\"{}\">{}</text>\n",
+        escape(ser.name), num(left ? px - 6 : px + 6), num(py - 6), left ? " text-anchor=\"end\"" : "",
+        escape(ser.color), escape(ser.labels[i]));
+  }
+  return out;
 }
 
 }  // namespace
@@ -131,25 +160,24 @@ std::string line_chart(const std::string& id, const std::string& title, const Ax
   const Scale s(frame, x, y);
   std::string out = open_svg(id, title, frame) + axes(s, x, y);
   std::vector<std::pair<std::string, std::string>> entries;
-  std::vector<bool> dashed;
+  std::vector<Key> keys;
   for (const Series& ser : series) {
     ST_ASSERT(ser.x.size() == ser.y.size(), "series with unequal x and y");
+    ST_ASSERT(ser.labels.empty() || ser.labels.size() == ser.x.size(), "series with a label per point or none");
     std::string points;
     for (size_t i = 0; i < ser.x.size(); ++i)
       points += fmt::format("{}{},{}", i ? " " : "", num(s.px(ser.x[i])), num(s.py(ser.y[i])));
-    out += fmt::format(
-        "<polyline class=\"series\" data-series=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\"{} "
-        "points=\"{}\"/>\n",
-        escape(ser.name), escape(ser.color), ser.dashed ? "1.5" : "2.5",
-        ser.dashed ? " stroke-dasharray=\"6 4\"" : "", points);
-    if (!ser.dashed)
-      for (size_t i = 0; i < ser.x.size(); ++i)
-        out += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{}\"><title>{}: {:g}</title></circle>\n",
-                           num(s.px(ser.x[i])), num(s.py(ser.y[i])), escape(ser.color), escape(ser.name), ser.y[i]);
+    if (!ser.markers_only)
+      out += fmt::format(
+          "<polyline class=\"series\" data-series=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\"{} "
+          "points=\"{}\"/>\n",
+          escape(ser.name), escape(ser.color), ser.dashed ? "1.5" : "2.5",
+          ser.dashed ? " stroke-dasharray=\"6 4\"" : "", points);
+    if (!ser.dashed || ser.markers_only || !ser.labels.empty()) out += markers(s, ser);
     entries.emplace_back(ser.name, ser.color);
-    dashed.push_back(ser.dashed);
+    keys.push_back(ser.markers_only ? Key::kMarker : ser.dashed ? Key::kDashed : Key::kSolid);
   }
-  return out + legend(frame, entries, dashed) + "</svg>\n";
+  return out + legend(frame, entries, keys) + "</svg>\n";
 }
 
 std::string stacked_bar_chart(const std::string& id, const std::string& title, const std::string& x_label,
@@ -183,7 +211,7 @@ std::string stacked_bar_chart(const std::string& id, const std::string& title, c
   }
   std::vector<std::pair<std::string, std::string>> entries;
   for (const Segment& seg : segments) entries.emplace_back(seg.name, seg.color);
-  return out + legend(frame, entries, std::vector<bool>(segments.size(), false)) + "</svg>\n";
+  return out + legend(frame, entries, std::vector<Key>(segments.size(), Key::kSolid)) + "</svg>\n";
 }
 
 }  // namespace scaletwin::sim::svg

@@ -67,10 +67,14 @@ struct Series {
   std::vector<double> x;
   std::vector<double> y;
   bool dashed = false;  // dashed and without markers: reference lines (ideal scaling)
+  bool markers_only = false;        // no line, a marker per point (scatter plots)
+  std::vector<std::string> labels;  // empty, or one text per point drawn beside its marker (e.g. an error "+3.1%");
+                                    // a labelled series always has markers, hollow when dashed
 };
 
 // <svg class="chart" data-chart=ID> with title, axes, grid, one <polyline class="series"> per series (points in
-// data order, data-series=name), circle markers on solid series, and a legend.
+// data order, data-series=name; none for markers_only), <circle class="marker" data-series=name> markers on solid,
+// labelled or markers_only series, <text class="point-label" data-series=name> per label, and a legend.
 std::string line_chart(const std::string& id, const std::string& title, const Axis& x, const Axis& y,
                        const std::vector<Series>& series, const Frame& frame = {});
 

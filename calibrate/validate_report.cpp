@@ -1,0 +1,167 @@
+// The validation report page (see validate_report.hpp). Pure string building over the runs and their validation
+// rows: the same input gives the same page.
+#include "calibrate/validate_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/error.hpp"
+#include "core/units.hpp"
+#include "sim/report_html.hpp"
+#include "sim/svg_chart.hpp"
+
+namespace scaletwin::calibrate {
+
+namespace {
+
+using sim::svg::escape;
+
+struct Point {
+  const MeasuredRun* run;
+  const ValidationRow* row;
+};
+
+// Runs that differ only in GPU count and scheme share a chart.
+std::string configuration_of(const MeasuredRun& r) {
+  return fmt::format("{} · {} · batch {} per GPU · {} data", r.model, r.cluster, r.batch_per_gpu, r.data);
+}
+
+// Keys in order of first appearance, each with its points.
+template <typename Key>
+std::vector<std::pair<std::string, std::vector<Point>>> group_by(const std::vector<Point>& points, Key key) {
+  std::vector<std::pair<std::string, std::vector<Point>>> out;
+  std::map<std::string, size_t> index;
+  for (const Point& p : points) {
+    const std::string k = key(*p.run);
+    auto [it, added] = index.emplace(k, out.size());
+    if (added) out.push_back({k, {}});
+    out[it->second].second.push_back(p);
+  }
+  return out;
+}
+
+double iteration_s(const MeasuredRun& r, double images_per_sec) {
+  return static_cast<double>(r.batch_per_gpu) * r.gpus() / images_per_sec;
+}
+
+std::string parity_chart(const std::vector<Point>& points) {
+  double max_rate = 0.0;
+  for (const Point& p : points)
+    max_rate = std::max({max_rate, p.row->measured_images_per_sec, p.row->predicted_images_per_sec});
+  const sim::svg::Axis x = sim::svg::linear_axis("measured images/s", max_rate);
+  sim::svg::Axis y = sim::svg::linear_axis("predicted images/s", max_rate);
+  std::vector<sim::svg::Series> series;
+  const auto by_scheme = group_by(points, [](const MeasuredRun& r) { return run_field(r, "scheme"); });
+  for (size_t k = 0; k < by_scheme.size(); ++k) {
+    sim::svg::Series s{by_scheme[k].first, sim::series_color(k), {}, {}, false, true, {}};
+    for (const Point& p : by_scheme[k].second) {
+      s.x.push_back(p.row->measured_images_per_sec);
+      s.y.push_back(p.row->predicted_images_per_sec);
+    }
+    series.push_back(std::move(s));
+  }
+  series.push_back({"predicted = measured", "#7f7f7f", {0.0, x.max}, {0.0, x.max}, true, false, {}});
+  sim::svg::Frame frame;
+  frame.width = frame.height = 420.0;
+  return sim::svg::line_chart("parity", "Predicted against measured", x, y, series, frame);
+}
+
+sim::svg::Axis gpu_axis(const std::vector<Point>& points) {
+  std::set<int> counts;
+  for (const Point& p : points) counts.insert(p.run->gpus());
+  sim::svg::Axis a;
+  a.label = "GPUs";
+  a.log2 = true;
+  a.min = *counts.begin();
+  a.max = *counts.rbegin();
+  if (a.min == a.max) a.min /= 2.0, a.max *= 2.0;
+  for (int g : counts) a.ticks.push_back({static_cast<double>(g), std::to_string(g)});
+  return a;
+}
+
+// One configuration: measured (solid) and predicted (dashed, labelled with errors) images/s per scheme.
+std::string configuration_chart(size_t index, const std::string& title, const std::vector<Point>& points) {
+  const auto by_scheme = group_by(points, [](const MeasuredRun& r) { return r.scheme.describe(); });
+  std::vector<sim::svg::Series> series;
+  double max_rate = 0.0;
+  std::string caption;
+  for (size_t k = 0; k < by_scheme.size(); ++k) {
+    std::vector<Point> sorted = by_scheme[k].second;
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const Point& a, const Point& b) { return a.run->gpus() < b.run->gpus(); });
+    const std::string tag = by_scheme.size() == 1 ? "" : fmt::format("({}) ", k + 1);
+    sim::svg::Series measured{tag + "measured", sim::series_color(k), {}, {}, false, false, {}};
+    sim::svg::Series predicted{tag + "predicted", sim::series_color(k), {}, {}, true, false, {}};
+    for (const Point& p : sorted) {
+      measured.x.push_back(p.run->gpus()), measured.y.push_back(p.row->measured_images_per_sec);
+      predicted.x.push_back(p.run->gpus()), predicted.y.push_back(p.row->predicted_images_per_sec);
+      predicted.labels.push_back(error_label(p.row->error));
+      max_rate = std::max({max_rate, p.row->measured_images_per_sec, p.row->predicted_images_per_sec});
+    }
+    series.push_back(std::move(measured));
+    series.push_back(std::move(predicted));
+    caption += fmt::format("<li>{}{}</li>", escape(tag), escape(by_scheme[k].first));
+  }
+  const std::string svg = sim::svg::line_chart(fmt::format("config-{}", index + 1), title, gpu_axis(points),
+                                               sim::svg::linear_axis("images/s", max_rate * 1.1), series);
+  return "<figure>\n" + svg + "<figcaption><ul>" + caption + "</ul></figcaption>\n</figure>\n";
+}
+
+std::string cell(const std::string& text) { return "<td>" + escape(text) + "</td>"; }
+
+std::string runs_table(const std::vector<Point>& points) {
+  std::string out =
+      "<table class=\"num runs\"><tr><th>run</th><th>GPUs</th><th>nodes</th><th>model</th><th>cluster</th>"
+      "<th>batch</th><th>data</th><th>scheme</th><th>measured images/s</th><th>predicted images/s</th>"
+      "<th>measured iteration</th><th>predicted iteration</th><th>error</th></tr>\n";
+  for (const Point& p : points) {
+    const MeasuredRun& r = *p.run;
+    out += "<tr data-run=\"" + escape(r.id) + "\">" + cell(r.id) + cell(std::to_string(r.gpus())) +
+           cell(std::to_string(r.nodes)) + cell(r.model) + cell(r.cluster) + cell(std::to_string(r.batch_per_gpu)) +
+           cell(r.data) + cell(r.scheme.describe()) + cell(fmt::format("{:.1f}", p.row->measured_images_per_sec)) +
+           cell(fmt::format("{:.1f}", p.row->predicted_images_per_sec)) +
+           cell(format_seconds(iteration_s(r, p.row->measured_images_per_sec))) +
+           cell(format_seconds(iteration_s(r, p.row->predicted_images_per_sec))) + cell(error_label(p.row->error)) +
+           "</tr>\n";
+  }
+  return out + "</table>\n";
+}
+
+std::string header(const Validation& v, const ValidationReportContext& c) {
+  std::string out = fmt::format("<h1>Validation: {} runs, MAPE {:.2f}%</h1>\n<table class=\"kv\">\n", v.rows.size(),
+                                v.mape);
+  for (const std::string& f : c.measurement_files) out += "<tr><th>measurements</th>" + cell(f) + "</tr>\n";
+  out += "<tr><th>calibration</th>" + cell(c.calibration_source) + "</tr>\n";
+  out += "<tr><th>MAPE</th><td class=\"mape\">" + fmt::format("{:.2f}%", v.mape) + "</td></tr>\n";
+  out += "<tr><th>error</th>" + cell("(predicted - measured) / measured, images/s") + "</tr>\n</table>\n";
+  return out;
+}
+
+}  // namespace
+
+std::string error_label(double error) { return fmt::format("{:+.1f}%", 100.0 * error); }
+
+std::string validation_html(const std::vector<MeasuredRun>& runs, const Validation& v,
+                            const ValidationReportContext& context) {
+  ST_ASSERT(runs.size() == v.rows.size(), "validation report: one row per run");
+  std::vector<Point> points;
+  for (size_t i = 0; i < runs.size(); ++i) points.push_back({&runs[i], &v.rows[i]});
+  std::string body = header(v, context);
+  if (!points.empty()) {
+    body += "<h2>Predicted against measured</h2>\n<div class=\"charts\">\n" + parity_chart(points) + "</div>\n";
+    body += "<h2>Runs by configuration</h2>\n<div class=\"charts\">\n";
+    const auto configurations = group_by(points, configuration_of);
+    for (size_t i = 0; i < configurations.size(); ++i)
+      body += configuration_chart(i, configurations[i].first, configurations[i].second);
+    body += "</div>\n";
+  }
+  body += "<h2>Runs</h2>\n" + runs_table(points);
+  body += fmt::format("<p class=\"mape\">MAPE {:.2f}% over {} runs</p>\n", v.mape, v.rows.size());
+  if (!context.calibration.is_null()) body += sim::calibration_details(context.calibration_source, context.calibration);
+  return sim::html_page(fmt::format("scaletwin validate: MAPE {:.2f}%", v.mape), body);
+}
+
+}  // namespace scaletwin::calibrate
