@@ -91,7 +91,8 @@ void Progress::tick(size_t n) {
 void Progress::finish() {
   if (finished_) return;
   finished_ = true;
-  if (style_ == ProgressStyle::kBar || (style_ == ProgressStyle::kLines && reported_)) report(true);
+  if (style_ == ProgressStyle::kBar || (style_ == ProgressStyle::kLines && reported_ && reported_done_ != done_))
+    report(true);
 }
 
 void Progress::report(bool final) {
@@ -103,6 +104,7 @@ void Progress::report(bool final) {
     out_ << text << "\n";
   out_.flush();
   reported_ = true;
+  reported_done_ = done_;
 }
 
 ProgressScope::ProgressScope(Progress& progress) : previous_(current_progress) { current_progress = &progress; }

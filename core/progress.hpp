@@ -46,7 +46,8 @@ class Progress {
   Progress& operator=(const Progress&) = delete;
 
   void tick(size_t n = 1);
-  // Ends the report: the bar's final state and a newline; in kLines a last line if any was written. Idempotent.
+  // Ends the report: the bar's final state and a newline; in kLines a last line if lines were written and the last
+  // one is not already final. Idempotent.
   void finish();
   size_t done() const { return done_; }
 
@@ -61,6 +62,7 @@ class Progress {
   double start_s_;
   double last_report_s_;
   size_t done_ = 0;
+  size_t reported_done_ = 0;
   bool reported_ = false;
   bool finished_ = false;
 };

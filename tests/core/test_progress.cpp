@@ -60,9 +60,22 @@ TEST_CASE("plain lines come at most once per interval and a last line closes the
     now_s += Progress::kLineInterval_s;
     p.tick();
     CHECK(count_lines(err.str()) == 2);
-  }  // the destructor finishes: a final line since lines were written
+    p.tick();  // within the interval: shown only by the final line
+  }  // the destructor finishes: a final line since lines were written and the last one showed 6
   CHECK(count_lines(err.str()) == 3);
-  CHECK(err.str().find("validate: 6/10 (60%), 13s elapsed") != std::string::npos);
+  CHECK(err.str().find("validate: 7/10 (70%), 13s elapsed") != std::string::npos);
+}
+
+TEST_CASE("a plain line that already shows the end is not repeated", "[progress]") {
+  std::ostringstream err;
+  double now_s = 0.0;
+  Progress p("predict", 2, ProgressStyle::kLines, err, [&] { return now_s; });
+  now_s = 1.0;
+  p.tick();
+  now_s = 11.0;
+  p.tick();  // the last tick after the interval: "2/2" printed
+  p.finish();
+  CHECK(err.str() == "predict: 2/2 (100%), 11s elapsed, ETA 0.0s\n");
 }
 
 TEST_CASE("short work in plain-line mode writes nothing and quiet never writes", "[progress]") {
