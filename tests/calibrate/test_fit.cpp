@@ -22,14 +22,15 @@ struct Spec {
   int batch;
   int gpus;
   Json scheme;
+  std::string cluster = "aws-p2.8xlarge";
 };
 
-// Runs on aws-p2.8xlarge, measured images/s = the simulation with `truth`.
+// Measured images/s = the simulation with `truth`.
 std::vector<MeasuredRun> synthetic_runs(const std::vector<Spec>& specs, const sim::Calibration& truth) {
   Json doc = {{"format", "scaletwin-measurements/1"}, {"runs", Json::array()}};
   for (const Spec& s : specs)
-    doc["runs"].push_back({{"id", fmt::format("{}-bs{}-{}gpu", s.model, s.batch, s.gpus)},
-                           {"cluster", "aws-p2.8xlarge"}, {"nodes", 1}, {"gpus_per_node", s.gpus},
+    doc["runs"].push_back({{"id", fmt::format("{}-bs{}-{}gpu-{}", s.model, s.batch, s.gpus, s.scheme.dump())},
+                           {"cluster", s.cluster}, {"nodes", 1}, {"gpus_per_node", s.gpus},
                            {"model", s.model}, {"batch_per_gpu", s.batch}, {"scheme", s.scheme},
                            {"images_per_sec", 1.0}});
   std::vector<MeasuredRun> runs = parse_measurements(doc, "synthetic.json");
@@ -85,7 +86,7 @@ TEST_CASE("compute parameters are recovered from measurements the simulator gene
   for (const FittedValue& v : fit.values) CHECK(v.identified);
 }
 
-TEST_CASE("a link factor and the server cost are recovered from multi-GPU runs", "[unit]") {
+TEST_CASE("a link factor is recovered from parameter-server runs", "[unit]") {
   sim::Calibration truth = sim::default_calibration();
   truth.links[sim::LinkClass::kPcie].bandwidth_factor = 0.4;
   const Json ps = {{"name", "ps"}, {"mode", "sync"}, {"servers", 1}, {"placement", "host_cpu"}};
@@ -104,4 +105,36 @@ TEST_CASE("a link factor and the server cost are recovered from multi-GPU runs",
   CHECK(fit.values[0].value == Approx(0.4).epsilon(0.08));
   CHECK(fit.values[0].std_error < 0.1);
   CHECK(std::abs(fit.values[0].value - 0.4) < 3.0 * fit.values[0].std_error + 0.005);
+}
+
+TEST_CASE("the shared-node slowdown and the per-message overhead are recovered from one- and two-rank CPU runs",
+          "[unit]") {
+  // The closed loop's situation (cluster local-cpu): ranks on the cores of one node, talking through shared memory.
+  const std::string core = "CPU core (local)";
+  sim::Calibration truth = sim::default_calibration();
+  truth.devices[core] = truth.device(core);
+  truth.devices[core].conv = 0.3;
+  truth.devices[core].shared_node_slowdown = 0.2;
+  truth.message_overhead_s = 3e-5;  // within the fit's trust regions (x3, x2, x1.5) of the default 5e-6
+  const Json ring = {{"name", "allreduce"}, {"algorithm", "ring"}};
+  const Json hd = {{"name", "allreduce"}, {"algorithm", "halving_doubling"}};
+  const auto runs = synthetic_runs({{"lenet5", 64, 1, ring, "local-cpu"},
+                                    {"lenet5", 16, 1, ring, "local-cpu"},
+                                    {"lenet5", 64, 2, ring, "local-cpu"},
+                                    {"lenet5", 16, 2, ring, "local-cpu"},
+                                    {"lenet5", 32, 2, hd, "local-cpu"}},
+                                   truth);
+  FitOptions options;
+  options.free = {"conv", "shared_node_slowdown", "message_overhead_s"};
+  options.prior = 1e-7;
+  options.outer_iterations = 3;
+  options.validate = false;
+  const FitResult fit = fit_calibration(runs, sim::default_calibration(), options);
+  REQUIRE(fit.values.size() == 3);
+  const sim::DeviceEfficiency& got = fit.calibration.devices.at(core);
+  for (const FittedValue& v : fit.values) INFO(v.name << " = " << v.value << " +- " << v.std_error);
+  CHECK(got.conv == Approx(0.3).epsilon(0.03));
+  CHECK(got.shared_node_slowdown == Approx(0.2).epsilon(0.1));
+  CHECK(fit.calibration.message_overhead_s == Approx(3e-5).epsilon(0.15));
+  CHECK(fit.surrogate_mape < 1.0);
 }
