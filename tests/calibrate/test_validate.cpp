@@ -1,7 +1,15 @@
-// validate's error and MAPE formulas on a hand-computed case, and its JSON shape (../shared/spec.md).
+// validate's error and MAPE formulas on a hand-computed case, its JSON shape (../shared/spec.md), and the HTML
+// report of validate --report.
 #include <catch2/catch.hpp>
 
+#include "../sim/html_helpers.hpp"
+
+#include <regex>
+#include <string>
+#include <vector>
+
 #include "calibrate/validate.hpp"
+#include "calibrate/validate_report.hpp"
 
 using namespace scaletwin::calibrate;
 
@@ -23,4 +31,107 @@ TEST_CASE("error = (predicted - measured) / measured, MAPE = mean |error| in per
   const std::string table = validation_table(v);
   CHECK(table.find("-25.0%") != std::string::npos);
   CHECK(table.find("MAPE 11.67%") != std::string::npos);
+}
+
+// The validation report page (calibrate/validate_report.hpp): runs with hand-picked predictions, so every error
+// label and every pixel position below is computed by hand.
+namespace {
+
+using scaletwin::Json;
+using scaletwin::test::chart;
+using scaletwin::test::count;
+
+struct Label {
+  double x, y;
+  std::string text;
+};
+
+// The point labels of a series, in order.
+std::vector<Label> labels(const std::string& svg, const std::string& series) {
+  const std::regex re("class=\"point-label\" data-series=\"" + series +
+                      "\" x=\"([-0-9.]+)\" y=\"([-0-9.]+)\"[^>]*>([^<]*)</text>");
+  std::vector<Label> out;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), re); it != std::sregex_iterator(); ++it)
+    out.push_back({std::stod((*it)[1]), std::stod((*it)[2]), (*it)[3].str()});
+  return out;
+}
+
+void check_label(const Label& l, double marker_x, double marker_y, const std::string& text, double dx = 6.0) {
+  CHECK(l.x == Approx(marker_x + dx).margin(0.006));  // beside the marker, up and right (left at the right edge)
+  CHECK(l.y == Approx(marker_y - 6.0).margin(0.006));
+  CHECK(l.text == text);
+}
+
+Json run(const std::string& id, const std::string& model, int gpus, const Json& scheme, double images_per_sec) {
+  return {{"id", id}, {"cluster", "aws-p2.8xlarge"}, {"nodes", 1}, {"gpus_per_node", gpus}, {"model", model},
+          {"batch_per_gpu", 64}, {"data", "synthetic"}, {"scheme", scheme}, {"images_per_sec", images_per_sec}};
+}
+
+}  // namespace
+
+TEST_CASE("the validation report charts every run with its error and lists runs, MAPE and calibration", "[unit]") {
+  const Json ps = {{"name", "ps"}, {"mode", "sync"}, {"placement", "host_cpu"}};
+  const Json direct = {{"name", "allreduce"}, {"algorithm", "direct"}};
+  const Json file = {{"format", "scaletwin-measurements/1"},
+                     {"runs",
+                      {run("r50-1", "resnet50", 1, ps, 100), run("r50-2", "resnet50", 2, ps, 180),
+                       run("r50-4", "resnet50", 4, ps, 300), run("r50-8-direct", "resnet50", 8, direct, 500),
+                       run("vgg<1>", "vgg16", 1, ps, 40)}}};
+  const auto runs = parse_measurements(file, "m.json");
+  // errors +10%, -5%, 0%, +20%, -50%
+  const Validation v = make_validation({"r50-1", "r50-2", "r50-4", "r50-8-direct", "vgg<1>"}, {100, 180, 300, 500, 40},
+                                      {110, 171, 300, 600, 20});
+  ValidationReportContext context;
+  context.measurement_files = {"m.json"};
+  context.calibration_source = "k80.json";
+  context.calibration = {{"message_overhead_s", 5e-6}};
+  const std::string html = validation_html(runs, v, context);
+
+  // One complete, self-contained page: the parity chart and one chart per configuration (resnet50, vgg16).
+  CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(html.size() > 7);
+  CHECK(html.substr(html.size() - 8) == "</html>\n");
+  CHECK(count(html, "<svg") == 3);
+  CHECK(count(html, "</svg>") == 3);
+  CHECK(count(html, "<table") == count(html, "</table>"));
+  CHECK(count(html, "<script") == 0);
+  CHECK(count(html, "https://") == 0);
+
+  // resnet50: x log2 over 1..8 GPUs (plot 70..540), y 0..nice_max(600 * 1.1) = 800 over 52..302.
+  const std::string r50 = chart(html, "config-1");
+  CHECK(r50.find("resnet50 · aws-p2.8xlarge · batch 64 per GPU · synthetic data") != std::string::npos);
+  const auto first = labels(r50, "\\(1\\) predicted");
+  REQUIRE(first.size() == 3);
+  check_label(first[0], 70.0, 52.0 + 250.0 * (1.0 - 110.0 / 800.0), "+10.0%");
+  check_label(first[1], 70.0 + 470.0 / 3.0, 52.0 + 250.0 * (1.0 - 171.0 / 800.0), "-5.0%");
+  check_label(first[2], 70.0 + 2.0 * 470.0 / 3.0, 52.0 + 250.0 * (1.0 - 300.0 / 800.0), "+0.0%");
+  const auto second = labels(r50, "\\(2\\) predicted");
+  REQUIRE(second.size() == 1);
+  check_label(second[0], 540.0, 52.0 + 250.0 * (1.0 - 600.0 / 800.0), "+20.0%", -6.0);  // 546 + 6 chars > 560
+  CHECK(labels(r50, "\\(1\\) measured").empty());
+  CHECK(count(r50, "class=\"marker\" data-series=\"(1) measured\"") == 3);
+  CHECK(count(r50, "class=\"marker\" data-series=\"(1) predicted\"") == 3);
+  CHECK(count(r50, "<polyline class=\"series\"") == 4);
+  CHECK(html.find("<li>(2) allreduce(direct") != std::string::npos);  // the scheme key under the chart
+  const std::string vgg = chart(html, "config-2");
+  CHECK(labels(vgg, "predicted").size() == 1);  // one scheme: no "(k)" tags
+  CHECK(labels(vgg, "predicted")[0].text == "-50.0%");
+
+  // Parity: 420 x 420 frame, plot x 70..400, y 52..370, both axes 0..600; scheme names as marker-only series.
+  const std::string parity = chart(html, "parity");
+  CHECK(count(parity, "class=\"marker\" data-series=\"ps\"") == 4);
+  CHECK(count(parity, "class=\"marker\" data-series=\"allreduce\"") == 1);
+  CHECK(count(parity, "<polyline class=\"series\" data-series=\"ps\"") == 0);
+  CHECK(parity.find("data-series=\"predicted = measured\" fill=\"none\" stroke=\"#7f7f7f\" stroke-width=\"1.5\" "
+                    "stroke-dasharray=\"6 4\" points=\"70.00,370.00 400.00,52.00\"") != std::string::npos);
+  CHECK(parity.find("data-series=\"ps\" cx=\"125.00\" cy=\"311.70\"") != std::string::npos);  // (100, 110)
+
+  // The table: a row per run with its error, escaped ids, the MAPE, the calibration's source and values.
+  CHECK(count(html, "<tr data-run=") == 5);
+  CHECK(html.find("<tr data-run=\"vgg&lt;1&gt;\"><td>vgg&lt;1&gt;</td>") != std::string::npos);
+  CHECK(html.find("<td>+20.0%</td></tr>") != std::string::npos);
+  CHECK(v.mape == Approx(17.0));
+  CHECK(html.find("MAPE 17.00% over 5 runs") != std::string::npos);
+  CHECK(html.find("Calibration: k80.json") != std::string::npos);
+  CHECK(html.find("<td>message_overhead_s</td><td>5e-06</td>") != std::string::npos);
 }
