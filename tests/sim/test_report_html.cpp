@@ -3,6 +3,8 @@
 // that add up to the iteration time, and escaped text.
 #include <catch2/catch.hpp>
 
+#include "html_helpers.hpp"
+
 #include <algorithm>
 #include <regex>
 #include <string>
@@ -17,11 +19,6 @@ namespace {
 using scaletwin::sim::PointResult;
 using scaletwin::sim::Report;
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
-  return n;
-}
 
 // Four points, 1..8 GPUs, 100 images/s on one GPU; the 8-GPU point waits 10 ms on others and loads data for 5 ms.
 Report sample_report() {
@@ -54,13 +51,8 @@ Report sample_report() {
   return r;
 }
 
-std::string chart(const std::string& html, const std::string& id) {
-  const size_t begin = html.find("data-chart=\"" + id + "\"");
-  REQUIRE(begin != std::string::npos);
-  const size_t end = html.find("</svg>", begin);
-  REQUIRE(end != std::string::npos);
-  return html.substr(begin, end - begin);
-}
+using scaletwin::test::chart;
+using scaletwin::test::count;
 
 std::vector<std::pair<double, double>> points(const std::string& svg, const std::string& series) {
   const std::regex re("data-series=\"" + series + "\"[^>]*points=\"([^\"]*)\"");
@@ -195,4 +187,26 @@ TEST_CASE("nice_max rounds up to a round mantissa times a power of ten", "[repor
   CHECK(nice_max(9.0) == 10.0);
   CHECK(nice_max(2.2) == 2.5);
   CHECK(nice_max(0.0) == 1.0);
+}
+
+TEST_CASE("line_chart labels points beside their markers and draws marker-only series without a line",
+          "[report_html]") {
+  namespace svg = scaletwin::sim::svg;
+  svg::Axis x = svg::linear_axis("x", 4.0);  // 0..4 over 70..540
+  svg::Axis y = svg::linear_axis("y", 8.0);  // 0..8 over 302..52
+  svg::Series labelled{"pred", "#d62728", {1.0, 2.0}, {2.0, 4.0}, true, false, {"+1.0%", "a<b"}};
+  svg::Series scatter{"runs", "#1f77b4", {3.0}, {6.0}, false, true, {}};
+  const std::string out = svg::line_chart("t", "T", x, y, {labelled, scatter});
+  // Labelled dashed series: a dashed line and hollow markers, each label 6 px right of and above its marker.
+  CHECK(count(out, "<polyline class=\"series\" data-series=\"pred\"") == 1);
+  CHECK(out.find("<circle class=\"marker\" data-series=\"pred\" cx=\"187.50\" cy=\"239.50\" r=\"3.5\" fill=\"#fff\" "
+                 "stroke=\"#d62728\"") != std::string::npos);
+  CHECK(out.find("<text class=\"point-label\" data-series=\"pred\" x=\"193.50\" y=\"233.50\" font-size=\"11\" "
+                 "fill=\"#d62728\">+1.0%</text>") != std::string::npos);
+  CHECK(out.find(">a&lt;b</text>") != std::string::npos);
+  // Marker-only series: no polyline, one filled marker at (3, 6) = (422.5, 114.5), a round legend key.
+  CHECK(count(out, "data-series=\"runs\" fill=\"none\"") == 0);
+  CHECK(out.find("<circle class=\"marker\" data-series=\"runs\" cx=\"422.50\" cy=\"114.50\" r=\"3.5\" fill=\"#1f77b4\">")
+        != std::string::npos);
+  CHECK(count(out, "class=\"point-label\"") == 2);
 }
