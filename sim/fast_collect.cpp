@@ -22,6 +22,8 @@ CollectiveRounds rounds_for_schedule(const plan::IterationPlan& plan, int s) {
                            recipe.collective == plan::Collective::kAllGather;
   if (recipe.algorithm == "ring" && ring_family)
     return ring_rounds(recipe.collective, recipe.ranks, recipe.elements, recipe.element_bytes);
+  if (recipe.algorithm == "direct" && recipe.collective == plan::Collective::kAllReduce)
+    return direct_allreduce_rounds(recipe.ranks, recipe.elements, recipe.element_bytes);
   // No symbolic form: generate the schedule for the time it takes to extract its rounds.
   return rounds_of(plan::make_schedule(recipe));
 }
@@ -32,6 +34,9 @@ std::optional<plan::Schedule> dataflow_schedule(const plan::IterationPlan& plan,
   const plan::ScheduleRecipe* recipe = static_cast<size_t>(s) < plan.recipes.size() ? &plan.recipes[static_cast<size_t>(s)] : nullptr;
   if (recipe != nullptr && recipe->algorithm == "ring") return std::nullopt;  // lockstep rounds are exact for it
   if (schedule.ranks > kDataflowMaxRanks) return std::nullopt;
+  // p(p-1) flows at once: far above kDataflowMaxFlowsPerRank per rank, lockstep rounds (no need to generate it).
+  if (recipe != nullptr && recipe->algorithm == "direct" && recipe->ranks > kDataflowMaxFlowsPerRank + 1)
+    return std::nullopt;
   ST_ASSERT(materialized || recipe != nullptr,
             "fast mode: schedule " + schedule.name + " is neither materialized nor described by a recipe");
   plan::Schedule made = materialized ? schedule : plan::make_schedule(*recipe);

@@ -181,4 +181,26 @@ CollectiveRounds ring_rounds(plan::Collective collective, int p, int64_t n, int6
   return out;
 }
 
+CollectiveRounds direct_allreduce_rounds(int p, int64_t n, int64_t element_bytes) {
+  ST_ASSERT(p >= 1 && n >= 0, "direct rounds: bad shape");
+  CollectiveRounds out;
+  out.ranks = p;
+  if (p == 1) return out;
+  Round copies;
+  for (int r = 0; r < p; ++r) copies.copies.push_back({r, n * element_bytes});
+  out.rounds.push_back(std::move(copies));
+  std::vector<RankFlow> all_pairs;
+  all_pairs.reserve(static_cast<size_t>(p) * static_cast<size_t>(p - 1));
+  for (int r = 0; r < p; ++r)
+    for (int q = 0; q < p; ++q)
+      if (q != r) all_pairs.push_back({r, q});
+  out.patterns.push_back(std::move(all_pairs));
+  Round exchange;
+  exchange.pattern = 0;
+  exchange.bytes = n * element_bytes;
+  exchange.reduce_all = true;
+  out.rounds.push_back(std::move(exchange));
+  return out;
+}
+
 }  // namespace scaletwin::sim::fast

@@ -53,4 +53,10 @@ CollectiveRounds rounds_of(const plan::Schedule& schedule);
 // ring_allreduce of p ranks over n elements, chunk sizes rounded up to the largest).
 CollectiveRounds ring_rounds(plan::Collective collective, int p, int64_t n, int64_t element_bytes);
 
+// Symbolic rounds of the direct all-reduce (plan/gen_direct.cpp) of p ranks over n elements, equal to
+// rounds_of(direct_allreduce(p, n, element_bytes)) without its p · 2(p-1) steps: a round of copies (every rank
+// copies n elements to its scratch), then one round of p(p-1) flows r → q (q ≠ r, r ascending then q) of n
+// elements, every receiver reducing.
+CollectiveRounds direct_allreduce_rounds(int p, int64_t n, int64_t element_bytes);
+
 }  // namespace scaletwin::sim::fast

@@ -62,6 +62,25 @@ TEST_CASE("max-min fair rates: the receiver NIC is shared by three flows and the
   CHECK(net.combinations_computed() == solved);
 }
 
+TEST_CASE("rounds of a materialized direct all-reduce equal the symbolic direct rounds", "[unit]") {
+  for (int p : {1, 2, 7}) {
+    const auto extracted = sim::fast::rounds_of(plan::direct_allreduce(p, 300, 4));
+    const auto symbolic = sim::fast::direct_allreduce_rounds(p, 300, 4);
+    CHECK(symbolic.ranks == extracted.ranks);
+    REQUIRE(symbolic.rounds.size() == extracted.rounds.size());
+    CHECK(symbolic.patterns == extracted.patterns);
+    for (size_t k = 0; k < symbolic.rounds.size(); ++k) {
+      const auto& e = extracted.rounds[k];
+      const auto& y = symbolic.rounds[k];
+      CHECK(y.pattern == e.pattern);
+      CHECK(y.copies == e.copies);
+      CHECK(y.reduce_all == e.reduce_all);
+      CHECK(e.flow_bytes.empty());
+      if (e.pattern >= 0) CHECK(y.bytes == e.bytes);
+    }
+  }
+}
+
 TEST_CASE("rounds of a materialized ring equal the symbolic ring rounds", "[unit]") {
   for (int64_t n : {600, 601}) {
     const auto extracted = sim::fast::rounds_of(plan::ring_allreduce(6, n, 4));
