@@ -2,7 +2,7 @@
 //
 //   mpirun -np P scaletwin run SCENARIO [--iterations N | --epochs E] [--device cpu|cuda] [--json FILE]
 //                                       [--threads T] [--checkpoint-every N --checkpoint-dir DIR]
-//                                       [--resume DIR] [--weights-out FILE] [--quiet]
+//                                       [--resume DIR] [--weights-out FILE] [--trace FILE] [--quiet]
 //   scaletwin run SCENARIO --np P ...   launches the mpirun line above itself, with P GPUs plus the scheme's servers
 //
 // P is the GPU count (workers); a parameter-server scheme adds its servers as extra ranks. Rank 0 prints the plan
@@ -13,6 +13,8 @@
 // continues from the one there (same scenario, GPU count and run length, else exit 2) and ends with the weights of
 // an uninterrupted run. --weights-out FILE: rank 0 writes the final weights, every layer's parameters in model
 // order as little-endian float32, nothing else (the tests compare an interrupted run's with an uninterrupted one's).
+// --trace FILE: rank 0 writes a Chrome trace of the first kTraceIterations measured iterations of every rank, with
+// the event names and categories of predict --trace (exec/trace_recorder.hpp).
 // Progress of the iterations goes to standard error (a bar with ETA on a terminal, a line every few seconds
 // otherwise); --quiet turns it off.
 #include <fmt/format.h>
@@ -35,6 +37,8 @@ namespace scaletwin::cli {
 
 namespace {
 
+constexpr int64_t kTraceIterations = 5;  // run --trace records at most this many measured iterations
+
 struct RunArgs {
   std::string scenario;
   int64_t iterations = 0;
@@ -47,6 +51,7 @@ struct RunArgs {
   std::string checkpoint_dir;
   std::string resume_dir;
   std::string weights_out;
+  std::string trace;
   bool quiet = false;
 };
 
@@ -60,6 +65,7 @@ std::vector<std::string> rank_arguments(const RunArgs& a) {
   if (!a.checkpoint_dir.empty()) args.insert(args.end(), {"--checkpoint-dir", a.checkpoint_dir});
   if (!a.resume_dir.empty()) args.insert(args.end(), {"--resume", a.resume_dir});
   if (!a.weights_out.empty()) args.insert(args.end(), {"--weights-out", a.weights_out});
+  if (!a.trace.empty()) args.insert(args.end(), {"--trace", a.trace});
   if (a.quiet) args.emplace_back("--quiet");
   return args;
 }
@@ -130,6 +136,7 @@ int run_ranks(const RunArgs& a, const plan::Scenario& scenario) {
   options.epochs = a.epochs;
   options.device = a.device;
   options.threads = a.threads;
+  options.trace_iterations = a.trace.empty() ? 0 : kTraceIterations;
   // Progress of the iterations on standard error (rank 0 ticks it after each iteration, exec/trainer_checkpoint.cpp).
   std::unique_ptr<Progress> progress;
   std::unique_ptr<ProgressScope> progress_scope;
@@ -144,6 +151,7 @@ int run_ranks(const RunArgs& a, const plan::Scenario& scenario) {
   if (progress) progress->finish();
   if (result.rank != 0) return kExitOk;
   if (!a.weights_out.empty()) write_weights(a.weights_out, result.weights);
+  if (!a.trace.empty()) write_json_output(a.trace, result.trace);
   const Json document = exec::measurements_document(result.run);
   std::string path = a.json;
   if (path.empty()) path = fmt::format("scaletwin-run-{}.json", result.run["id"].get<std::string>());
@@ -196,6 +204,9 @@ void add_run_command(CLI::App& root, Action& action) {
   sub->add_option("--checkpoint-dir", args->checkpoint_dir, "directory of the checkpoints (default: the --resume one)");
   sub->add_option("--resume", args->resume_dir, "continue from the checkpoint in DIR (same scenario, GPUs, iterations)");
   sub->add_option("--weights-out", args->weights_out, "write the final weights (float32, model order) to FILE");
+  sub->add_option("--trace", args->trace,
+                  fmt::format("write a Chrome trace of the first {} measured iterations of every rank to FILE",
+                              kTraceIterations));
   sub->add_flag("-q,--quiet", args->quiet, "no progress on standard error");
   sub->callback([&action, args] { action = [args] { return run_run(*args); }; });
 }

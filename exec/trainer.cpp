@@ -230,6 +230,9 @@ TrainResult train(const plan::Scenario& scenario, const TrainOptions& options, M
 
   ctx.checkpoints = make_checkpoints(ctx, *backend, result.plan_hash);
   if (ctx.rank == 0 && options.on_start) options.on_start(ctx.plan, ctx.iterations);
+  std::unique_ptr<TraceRecorder> trace;
+  if (options.trace_iterations > 0) trace = std::make_unique<TraceRecorder>(ctx.warmup, options.trace_iterations);
+  ctx.trace = trace.get();
   detail::RankFigures mine;
   std::vector<detail::EpochStats> epochs;
   if (result.worker) {
@@ -273,6 +276,7 @@ TrainResult train(const plan::Scenario& scenario, const TrainOptions& options, M
     result.run = detail::make_report(ctx, backend->name(), figures, hosts, epochs, result.staleness,
                                      detail::now_s() - start);
   ST_MPI_CHECK(MPI_Bcast(&result.final_test_accuracy, 1, MPI_DOUBLE, 0, comm));
+  if (trace) result.trace = gather_chrome_trace(trace.get(), comm);
   if (split != MPI_COMM_NULL) MPI_Comm_free(&split);
   return result;
 }

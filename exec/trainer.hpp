@@ -49,6 +49,9 @@ struct TrainOptions {
   int64_t checkpoint_every = 0;
   std::string checkpoint_dir;
   std::string resume_dir;
+  // > 0: record the first trace_iterations measured iterations (after warm-up) into TrainResult::trace
+  // (exec/trace_recorder.hpp).
+  int64_t trace_iterations = 0;
   // Called on rank 0 once the plan is lowered, before training (the CLI prints the plan hash there).
   std::function<void(const plan::IterationPlan& plan, int64_t iterations)> on_start;
 };
@@ -66,6 +69,7 @@ struct TrainResult {
   Json run;                                  // the measurements run record (complete on rank 0)
   double final_test_accuracy = -1.0;         // -1: no test set (synthetic data) or not evaluated
   double final_train_loss = 0.0;
+  Json trace;                                // rank 0 with trace_iterations: the Chrome trace of every rank
   Staleness staleness;                       // async / mixed_async (every rank gets the job's figures)
   std::vector<std::vector<float>> weights;   // keep_weights, workers: per model layer, the whole layer's params
 };

@@ -108,6 +108,7 @@ void ItemEngine::start(int item) {
   const plan::Schedule& schedule = plan_.schedules.at(static_cast<size_t>(c.schedule));
   handle_[static_cast<size_t>(item)] = runners_.of_collective(it.collective).start(schedule, buffer, ElementType::kFloat32);
   state_[static_cast<size_t>(item)] = State::kStarted;
+  if (trace_) trace_started_s_[static_cast<size_t>(item)] = now_s();
 }
 
 bool ItemEngine::try_start(int item) {
@@ -131,6 +132,9 @@ bool ItemEngine::pump() {
       ScheduleRunner& runner = runners_.of_collective(program_->items[static_cast<size_t>(i)].collective);
       if (runner.test(handle_[static_cast<size_t>(i)])) {
         state_[static_cast<size_t>(i)] = State::kDone;
+        if (trace_)
+          trace_->collective(plan_.collectives.at(static_cast<size_t>(program_->items[static_cast<size_t>(i)].collective)),
+                             trace_started_s_[static_cast<size_t>(i)], now_s());
         changed = true;
       }
     }

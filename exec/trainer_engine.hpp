@@ -23,6 +23,7 @@
 
 #include "exec/comm.hpp"
 #include "exec/mpi_check.hpp"
+#include "exec/trace_recorder.hpp"
 #include "plan/iteration_plan.hpp"
 
 namespace scaletwin::exec::detail {
@@ -59,6 +60,11 @@ class ItemEngine {
   void set_buffers(BufferOf buffer_of) { buffer_of_ = std::move(buffer_of); }
   // Called just before an item of a collective is started (zeroing a server's receive buffer, say).
   void set_before_start(std::function<void(int item)> f) { before_start_ = std::move(f); }
+  // run --trace: each communication item's span (start to the pump that sees it complete) goes to `trace`.
+  void set_trace(TraceRecorder* trace) {
+    trace_ = trace;
+    trace_started_s_.assign(state_.size(), 0.0);
+  }
 
   const plan::EndpointProgram& program() const { return *program_; }
   int endpoint() const { return endpoint_; }
@@ -104,6 +110,8 @@ class ItemEngine {
   std::map<int, std::vector<int>> runner_items_;  // runner → this endpoint's items on it, in collective order
   std::map<int, size_t> runner_next_;            // runner → position of the next item to start this iteration
   double wait_s_ = 0.0;
+  TraceRecorder* trace_ = nullptr;
+  std::vector<double> trace_started_s_;  // per item, with a trace
 };
 
 double now_s();

@@ -44,6 +44,7 @@ Worker::Worker(Context& ctx, const TrainingData& data)
     else backward_end_ = static_cast<int>(i);
   }
   engine_.set_buffers([this](int item) { return buffer_of(item); });
+  if (ctx.trace) engine_.set_trace(ctx.trace);
   const int64_t input = ctx.model.input.elements();
   images_.resize(static_cast<size_t>(b_ * input));
   labels_.resize(static_cast<size_t>(b_));
@@ -92,6 +93,11 @@ float* Worker::buffer_of(int item) {
 void Worker::on_gradient_ready(int model_layer) {
   const int item = engine_.compute_item(plan::Phase::kBackwardWeight, model_layer);
   if (item >= 0) engine_.complete_compute_through(item);
+  if (ctx_.trace) {
+    const double ready_s = now_s();
+    ctx_.trace->compute(plan::Phase::kBackwardWeight, trace_mark_s_, ready_s);
+    trace_mark_s_ = ready_s;
+  }
   engine_.pump();
 }
 
@@ -106,6 +112,7 @@ void Worker::load_batch(const std::vector<int64_t>& permutation, int64_t index_i
 LossStats Worker::iteration(int64_t step, const std::vector<int64_t>& permutation, int64_t index_in_epoch) {
   const double t0 = now_s();
   const double wait0 = engine_.wait_s();
+  if (ctx_.trace) ctx_.trace->begin_iteration(step, t0);
   load_batch(permutation, index_in_epoch);
   const double t_data = now_s();
   engine_.begin_iteration();
@@ -114,14 +121,19 @@ LossStats Worker::iteration(int64_t step, const std::vector<int64_t>& permutatio
     stats = hybrid_pass();
   } else {
     stats = main_->forward(images_.data(), labels_.data(), b_, true);
+    trace_mark_s_ = now_s();
+    if (ctx_.trace) ctx_.trace->compute(plan::Phase::kForward, t_data, trace_mark_s_);
     main_->backward([this](const ParamSegment& s) { on_gradient_ready(s.layer); }, loss_scale_);
+    if (ctx_.trace) ctx_.trace->compute(plan::Phase::kBackwardInput, trace_mark_s_, now_s());
   }
   if (backward_end_ >= 0) engine_.complete_compute_through(backward_end_);
   engine_.pump();
   engine_.wait_all_comm();  // the update depends on every collective of the iteration
+  const double t_update = now_s();
   update(step);
   if (update_item_ >= 0) engine_.complete(update_item_);
   const double t1 = now_s();
+  if (ctx_.trace) ctx_.trace->compute(plan::Phase::kUpdate, t_update, t1);
   fig_.data_s += t_data - t0;
   fig_.exposed_comm_s += engine_.wait_s() - wait0;
   fig_.compute_s += (t1 - t_data) - (engine_.wait_s() - wait0);

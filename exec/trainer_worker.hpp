@@ -56,6 +56,7 @@ class Worker {
   int backward_end_ = -1, update_item_ = -1;
   std::vector<float> images_, labels_, global_labels_;
   float loss_scale_ = 1.0f;
+  double trace_mark_s_ = 0.0;  // run --trace: where the current backward span began
   RankFigures fig_;
 };
 

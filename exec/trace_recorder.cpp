@@ -1,0 +1,67 @@
+// The per-rank span recorder of `run --trace` and its gathering into a Chrome trace on rank 0 (see
+// trace_recorder.hpp): each rank serializes its spans as JSON text, rank 0 gathers the texts (MPI_Gatherv).
+#include "exec/trace_recorder.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace scaletwin::exec {
+
+void TraceRecorder::begin_iteration(int64_t step, double now_s) {
+  active_ = step >= first_ && step < first_ + count_;
+  if (active_ && origin_s_ < 0.0) origin_s_ = now_s;
+}
+
+void TraceRecorder::add(const std::string& name, const std::string& category, int track, double start_s,
+                        double end_s) {
+  if (!active_) return;
+  spans_.push_back({name, category, track, start_s - origin_s_, std::max(end_s, start_s) - origin_s_});
+}
+
+void TraceRecorder::compute(plan::Phase phase, double start_s, double end_s) {
+  add(plan::phase_name(phase), "compute", kTraceComputeTrack, start_s, end_s);
+}
+
+void TraceRecorder::collective(const plan::CollectiveInstance& c, double start_s, double end_s) {
+  add(c.label, plan::collective_purpose_name(c.purpose), kTraceCommTrack, start_s, end_s);
+}
+
+Json gather_chrome_trace(const TraceRecorder* recorder, MPI_Comm comm) {
+  int rank = 0, ranks = 1;
+  ST_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  ST_MPI_CHECK(MPI_Comm_size(comm, &ranks));
+  Json mine = Json::array();
+  if (recorder != nullptr)
+    for (const RecordedSpan& s : recorder->spans())
+      mine.push_back({s.name, s.category, s.track, s.start_s, s.end_s});
+  const std::string text = mine.dump();
+  int length = static_cast<int>(text.size());
+  std::vector<int> lengths(static_cast<size_t>(ranks)), offsets(static_cast<size_t>(ranks));
+  ST_MPI_CHECK(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm));
+  int total = 0;
+  for (int r = 0; r < ranks; ++r) {
+    offsets[static_cast<size_t>(r)] = total;
+    total += lengths[static_cast<size_t>(r)];
+  }
+  std::string all(static_cast<size_t>(rank == 0 ? total : 0), '\0');
+  ST_MPI_CHECK(MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, comm));
+  if (rank != 0) return nullptr;
+  Json events = Json::array();
+  const char* track_names[] = {"compute", "communication"};
+  for (int r = 0; r < ranks; ++r) {
+    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", r}, {"args", {{"name", fmt::format("rank {}", r)}}}});
+    for (int t = 0; t < 2; ++t)
+      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", r}, {"tid", t}, {"args", {{"name", track_names[t]}}}});
+    const Json spans = Json::parse(all.substr(static_cast<size_t>(offsets[static_cast<size_t>(r)]),
+                                              static_cast<size_t>(lengths[static_cast<size_t>(r)])));
+    for (const Json& s : spans) {
+      const double start_s = s.at(3), end_s = s.at(4);
+      events.push_back({{"ph", "X"}, {"name", s.at(0)}, {"cat", s.at(1)}, {"pid", r}, {"tid", s.at(2)},
+                        {"ts", start_s * 1e6}, {"dur", (end_s - start_s) * 1e6}});
+    }
+  }
+  return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+}
+
+}  // namespace scaletwin::exec
