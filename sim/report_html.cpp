@@ -52,9 +52,9 @@ template <typename Value, typename Ideal>
 std::vector<svg::Series> scaling_series(const std::vector<Report>& reports, Value value, Ideal ideal, double* max_y) {
   std::vector<svg::Series> out, ideals;
   for (size_t i = 0; i < reports.size(); ++i) {
-    svg::Series s{series_name(reports, i), series_color(i), {}, {}, false};
+    svg::Series s{series_name(reports, i), series_color(i), {}, {}, false, false, {}};
     svg::Series id{i == 0 ? std::string("ideal linear") : fmt::format("ideal ({})", i + 1),
-                   reports.size() == 1 ? std::string(kIdealColor) : series_color(i), {}, {}, true};
+                   reports.size() == 1 ? std::string(kIdealColor) : series_color(i), {}, {}, true, false, {}};
     for (const PointResult& p : reports[i].predictions) {
       if (p.gpus <= 0) continue;
       s.x.push_back(p.gpus), s.y.push_back(value(p));
