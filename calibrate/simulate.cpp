@@ -43,9 +43,9 @@ void write_all(int fd, const std::string& text) {
 [[noreturn]] void child_main(int fd, const SimJob& job, const sim::RunOptions& options) {
   Json reply;
   try {
-    const std::string model = plan::load_scenario_model(job.scenario).name;
-    const sim::Calibration calibration = job.calibration.for_model(model);
-    reply = {{"point", sim::point_to_json(sim::simulate_point(job.scenario, job.gpus, calibration, options), false)}};
+    // simulate_point applies the calibration's per-model factors to the scenario's model.
+    const sim::PointResult point = sim::simulate_point(job.scenario, job.gpus, job.calibration, options);
+    reply = {{"point", sim::point_to_json(point, false)}};
   } catch (const InputError& e) {
     reply = {{"error", "input"}, {"message", e.what()}};
   } catch (const SystemError& e) {

@@ -23,19 +23,29 @@ std::vector<int> sweep_of(const plan::Scenario& scenario, const std::vector<int>
   return {s.nodes * per_node};
 }
 
-PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
-                           const RunOptions& options) {
-  const models::Model model = plan::load_scenario_model(scenario);
-  const topology::Cluster cluster = plan::load_scenario_cluster(scenario, gpus);
-  const plan::IterationPlan plan = plan::lower(scenario, model, cluster, gpus);
+namespace {
+
+// What a point's run takes from its scenario (data, precision, what-if faults), for both fidelities.
+RunOptions scenario_run_options(const plan::Scenario& scenario, const RunOptions& options) {
   RunOptions run = options;
   run.real_data = scenario.training.data == "real";
   run.half_precision = scenario.training.precision != "fp32";
   run.faults = scenario.faults;
   run.faults_file = scenario.file;
+  return run;
+}
+
+}  // namespace
+
+PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
+                           const RunOptions& options) {
+  const models::Model model = plan::load_scenario_model(scenario);
+  const topology::Cluster cluster = plan::load_scenario_cluster(scenario, gpus);
+  const plan::IterationPlan plan = plan::lower(scenario, model, cluster, gpus);
   // The calibration's per-model factors (fitted by calibrate) apply to this scenario's model only; for_model
   // clears them, so applying it again downstream changes nothing.
-  return run_iteration_plan(plan, cluster, calibration.for_model(model.name), run);
+  return run_iteration_plan(plan, cluster, calibration.for_model(model.name),
+                            scenario_run_options(scenario, options));
 }
 
 namespace {
@@ -136,12 +146,8 @@ PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, cons
   plan::LowerOptions lowering;
   lowering.materialize_schedules = false;  // the fast mode times recipes: no O(GPUs²) schedules
   const plan::IterationPlan plan = plan::lower(scenario, model, cluster, gpus, lowering);
-  RunOptions run = options;
-  run.real_data = scenario.training.data == "real";
-  run.half_precision = scenario.training.precision != "fp32";
-  run.faults = scenario.faults;
-  run.faults_file = scenario.file;
-  return run_iteration_plan_fast(plan, cluster, calibration.for_model(model.name), run);
+  return run_iteration_plan_fast(plan, cluster, calibration.for_model(model.name),
+                                 scenario_run_options(scenario, options));
 }
 
 Report predict(const plan::Scenario& scenario, const PredictOptions& options) {
