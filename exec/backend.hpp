@@ -70,6 +70,11 @@ struct LayerDesc {
   int64_t batch = 0;
   bool training = true;  // batchnorm: batch statistics (true) or running statistics (false);
                          // dropout: active (true) or identity (false)
+  // Activation layouts, for a backend whose activation_block() is b > 0: 0 is plain NCHW, b is channels in blocks
+  // of b ([n][c / b][h][w][c % b], oneDNN's nChw<b>c, channels a multiple of b). One per input (empty: all plain)
+  // and one for the output; the output's gradient has the output's layout, an input's gradient the input's.
+  std::vector<int> in_blocks;
+  int out_block = 0;
 };
 
 // Device pointers for one call. Pointers a call does not need may be null; a null d_inputs[i] means "input i
@@ -127,6 +132,10 @@ class Backend {
   virtual void synchronize() = 0;
 
   virtual std::unique_ptr<LayerKernel> make_layer(const LayerDesc& desc) = 0;
+  // The channel block b of the blocked activation layout this backend's kernels prefer, 0 for none (plain NCHW
+  // only). Network keeps the activations between convolution, batch norm, ReLU, add and average pooling in it
+  // (see network.hpp) and tells the kernels through LayerDesc::in_blocks and out_block.
+  virtual int activation_block() const { return 0; }
 
   // Element-wise helpers on device memory.
   virtual void copy(float* dst, const float* src, int64_t n) = 0;

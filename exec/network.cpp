@@ -16,6 +16,7 @@ struct Network::Impl {
   models::Model model;
   NetworkOptions options;
   detail::Layout layout;
+  std::vector<int> blocks;  // each layer's output layout (detail::activation_blocks)
   Buffer params, grads, state, labels, scratch;
   std::vector<Buffer> act, d_act;          // full activations and their gradients, per layer
   std::vector<Buffer> slice_out, d_slice;  // model-parallel fc slices: the kernel's own output and its gradient
@@ -34,7 +35,9 @@ struct Network::Impl {
     list.resize(model.layers.size());
     for (size_t i = 1; i < model.layers.size(); ++i) {
       const detail::LayerGeometry& g = layout.layers[i];
-      list[i] = backend.make_layer({&model.layers[i], g.in_shapes, g.kernel_out, n, training});
+      LayerDesc desc{&model.layers[i], g.in_shapes, g.kernel_out, n, training, {}, blocks[i]};
+      for (int in : model.layers[i].inputs) desc.in_blocks.push_back(blocks[in]);
+      list[i] = backend.make_layer(desc);
     }
     return list;
   }
@@ -102,6 +105,7 @@ Network::Network(Backend& backend, const models::Model& model, NetworkOptions op
   Impl& m = *impl_;
   ST_ASSERT(m.options.batch > 0, "network batch must be positive");
   m.layout = detail::make_layout(m.model, m.options.fc_slices);
+  m.blocks = detail::activation_blocks(m.model, m.layout, backend.activation_block());
   std::vector<float> host_params, host_state;
   detail::init_params(m.model, m.layout, m.options.seed, host_params, host_state);
   m.params = backend.alloc(m.layout.param_count);

@@ -114,7 +114,10 @@ class Network {
   float* state() const;
   int64_t state_count() const;
 
-  // Activations and their gradients of the last pass (full outputs, n × out elements).
+  // Activations and their gradients of the last pass (full outputs, n × out elements). On a backend with an
+  // activation_block() (the CPU), layers inside a run of convolution, batch norm, ReLU, add and average pooling
+  // keep them in that blocked layout (detail::activation_blocks); the input, the last layer and every output read
+  // by another kind of layer (fc, flatten, loss, ...) are plain NCHW.
   const float* output(int layer) const;
   const float* output_gradient(int layer) const;
   float* input_buffer() const;          // options.batch × input elements

@@ -27,6 +27,12 @@ std::pair<int64_t, int64_t> param_counts(const models::Layer& layer, const model
   }
 }
 
+bool keeps_layout(LayerKind kind) {
+  return kind == LayerKind::kBatchNorm || kind == LayerKind::kRelu || kind == LayerKind::kAdd ||
+         kind == LayerKind::kAvgPool || kind == LayerKind::kGlobalAvgPool;
+}
+bool takes_blocked(LayerKind kind) { return kind == LayerKind::kConv || keeps_layout(kind); }
+
 // A Box–Muller normal from a uniform in (0, 1) built from the top 53 bits: the same numbers on every platform.
 class Rng {
  public:
@@ -158,3 +164,42 @@ SplitModel split_model(const models::Model& model, int first) {
 }
 
 }  // namespace scaletwin::exec
+
+namespace scaletwin::exec::detail {
+
+std::vector<int> activation_blocks(const models::Model& model, const Layout& layout, int block) {
+  const size_t count = model.layers.size();
+  std::vector<int> blocks(count, 0);
+  if (block <= 0) return blocks;
+  std::vector<std::vector<int>> consumers(count);
+  for (size_t i = 1; i < count; ++i)
+    for (int in : model.layers[i].inputs) consumers[in].push_back(static_cast<int>(i));
+  for (size_t i = 1; i < count; ++i) {
+    const LayerGeometry& g = layout.layers[i];
+    if (takes_blocked(model.layers[i].kind) && !g.sliced && g.out_shape.c % block == 0 && !consumers[i].empty())
+      blocks[i] = block;
+  }
+  // Only ever clears: stops after at most `count` rounds.
+  for (bool changed = true; changed;) {
+    changed = false;
+    const auto clear = [&](int i) {
+      changed = changed || blocks[i] != 0;
+      blocks[i] = 0;
+    };
+    for (size_t i = 1; i < count; ++i) {
+      const models::Shape& s = layout.layers[i].out_shape;
+      const bool same_bytes = s.h == 1 && s.w == 1;
+      for (int k : consumers[i])
+        if (!takes_blocked(model.layers[k].kind) && !same_bytes) clear(static_cast<int>(i));
+      if (!keeps_layout(model.layers[i].kind)) continue;
+      for (int in : model.layers[i].inputs) {
+        if (blocks[in] == blocks[i]) continue;
+        clear(in);
+        clear(static_cast<int>(i));
+      }
+    }
+  }
+  return blocks;
+}
+
+}  // namespace scaletwin::exec::detail

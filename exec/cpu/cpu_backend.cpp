@@ -15,6 +15,7 @@ namespace scaletwin::exec {
 
 struct CpuBackend::Impl {
   cpu::DnnlContext ctx;
+  int block = -1;  // activation_block(), asked once
 };
 
 CpuBackend::CpuBackend(int threads) : impl_(std::make_unique<Impl>()) {
@@ -66,18 +67,27 @@ std::unique_ptr<LayerKernel> CpuBackend::make_layer(const LayerDesc& desc) {
       return cpu::make_pool_kernel(impl_->ctx, desc);
     case LayerKind::kRelu:
       return cpu::make_relu_kernel(impl_->ctx, desc);
+    case LayerKind::kAdd:  // element-wise: inputs and output share one layout
+      return cpu::make_plain_kernel(desc);
     case LayerKind::kMaxPool:
-    case LayerKind::kAdd:
     case LayerKind::kConcat:
     case LayerKind::kFlatten:
     case LayerKind::kDropout:
     case LayerKind::kSoftmaxCrossEntropy:
+      for (size_t k = 0; k < desc.in_blocks.size(); ++k)
+        ST_ASSERT(desc.in_blocks[k] == 0 || (desc.in_shapes[k].h == 1 && desc.in_shapes[k].w == 1),
+                  "blocked input to a plain kernel at " + desc.layer->name);
       return cpu::make_plain_kernel(desc);
     case LayerKind::kInput:
       break;
   }
   ST_ASSERT(false, "no kernel for layer " + desc.layer->name);
   return nullptr;
+}
+
+int CpuBackend::activation_block() const {
+  if (impl_->block < 0) impl_->block = cpu::preferred_block(impl_->ctx);
+  return impl_->block;
 }
 
 void CpuBackend::copy(float* dst, const float* src, int64_t n) {

@@ -100,8 +100,9 @@ class Staged {
   dnnl::reorder to_internal_, to_user_;
 };
 
-// Convolution with the layouts oneDNN prefers (blocked, "any"): the caller's NCHW tensors and OIHW weights are
-// reordered in and out around the primitives. The staged input and weights of the forward are reused by the
+// Convolution with the layouts oneDNN prefers (blocked, "any"): the caller's activations already in the blocked
+// layout (LayerDesc::in_blocks, out_block) are used in place; plain NCHW ones and the OIHW weights are reordered
+// in and out around the primitives. The staged input and weights of the forward are reused by the
 // backward (a kernel's weights do not change between a forward and its backward), and the staged output
 // gradient by both backward primitives.
 class ConvKernel : public LayerKernel {
@@ -112,14 +113,18 @@ class ConvKernel : public LayerKernel {
     const models::Shape& in = desc.in_shapes.at(0);
     const models::Shape& out = desc.out_shape;
     ST_ASSERT(p.groups >= 1 && in.c % p.groups == 0 && out.c % p.groups == 0, "bad conv groups");
-    const memory::desc src = plain_md(nchw_dims(desc.batch, in)), dst = plain_md(nchw_dims(desc.batch, out));
+    const int in_block = desc.in_blocks.empty() ? 0 : desc.in_blocks[0];
+    const memory::desc src = activation_md(nchw_dims(desc.batch, in), in_block);
+    const memory::desc dst = activation_md(nchw_dims(desc.batch, out), desc.out_block);
     const memory::dims wdims = p.groups == 1
                                    ? memory::dims{out.c, in.c, p.kernel_h, p.kernel_w}
                                    : memory::dims{p.groups, out.c / p.groups, in.c / p.groups, p.kernel_h, p.kernel_w};
     const memory::desc weights = plain_md(wdims);
     if (p.bias) bias_ = plain_md({out.c});
     weight_count_ = out.c * (in.c / p.groups) * p.kernel_h * p.kernel_w;
+    // Blocked activations are what the primitives prefer: given as they are. Plain ones and the weights: "any".
     const auto any = [](const memory::desc& md) {
+      if (md.data.format_desc.blocking.inner_nblks > 0) return md;
       return memory::desc(md.dims(), memory::data_type::f32, memory::format_tag::any);
     };
     const int64_t window_h = (p.kernel_h - 1) * p.dilation_h + 1, window_w = (p.kernel_w - 1) * p.dilation_w + 1;

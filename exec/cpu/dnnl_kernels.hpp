@@ -17,6 +17,10 @@ struct DnnlContext {
 // A plain (row-major, "abcd...") memory descriptor of these dims.
 dnnl::memory::desc plain_md(const dnnl::memory::dims& dims);
 dnnl::memory::dims nchw_dims(int64_t batch, const models::Shape& s);
+// An activation of these NCHW dims in layout `block` (LayerDesc::in_blocks): plain, nChw8c or nChw16c.
+dnnl::memory::desc activation_md(const dnnl::memory::dims& nchw, int block);
+// The channel block of the blocked layout oneDNN's convolutions choose on this CPU (16, 8, or 0 for plain).
+int preferred_block(const DnnlContext& ctx);
 // A memory object over a caller's pointer (oneDNN takes non-const handles; inputs are never written).
 dnnl::memory wrap(const DnnlContext& ctx, const dnnl::memory::desc& md, const float* data);
 // Right padding that makes a window of extent `window` (dilation included) with `stride` and left padding

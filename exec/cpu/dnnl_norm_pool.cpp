@@ -1,5 +1,6 @@
 // Batch normalization (training with batch statistics and running-statistics update, or evaluation with the
-// running statistics), pooling (max, average, global average) and ReLU on oneDNN primitives.
+// running statistics), pooling (max, average, global average) and ReLU on oneDNN primitives. Batch norm and
+// pooling take plain or blocked activations (LayerDesc::in_blocks); ReLU is element-wise, any layout.
 #include <optional>
 #include <vector>
 
@@ -21,7 +22,8 @@ class BatchNormKernel : public LayerKernel {
     count_ = desc.batch * s.h * s.w;
     momentum_ = static_cast<float>(desc.layer->bn_momentum);
     training_ = desc.training;
-    data_md_ = plain_md(nchw_dims(desc.batch, s));
+    ST_ASSERT(desc.in_blocks.empty() || desc.in_blocks[0] == desc.out_block, "batch norm changing the layout");
+    data_md_ = activation_md(nchw_dims(desc.batch, s), desc.out_block);
     stat_md_ = plain_md({channels_});
     scale_shift_md_ = plain_md({2, channels_});
     const float eps = static_cast<float>(desc.layer->bn_eps);
@@ -99,8 +101,8 @@ class PoolKernel : public LayerKernel {
     using namespace dnnl;
     const models::Layer& layer = *desc.layer;
     const models::Shape& in = desc.in_shapes.at(0);
-    src_md_ = plain_md(nchw_dims(desc.batch, in));
-    dst_md_ = plain_md(nchw_dims(desc.batch, desc.out_shape));
+    src_md_ = activation_md(nchw_dims(desc.batch, in), desc.in_blocks.empty() ? 0 : desc.in_blocks[0]);
+    dst_md_ = activation_md(nchw_dims(desc.batch, desc.out_shape), desc.out_block);
     models::PoolParams p = layer.pool;
     if (layer.kind == models::LayerKind::kGlobalAvgPool) p = {in.h, in.w, 1, 1, 0, 0, false, true};
     const auto alg = layer.kind == models::LayerKind::kMaxPool ? algorithm::pooling_max

@@ -1,0 +1,138 @@
+// Blocked activation layouts in Network (exec/network_layout.hpp, Backend::activation_block): which layers keep
+// their outputs blocked, and that a residual network trained with blocked activations computes the loss,
+// gradients, running statistics and updated outputs of the same network kept plain, on the CPU backend.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "exec/cpu/cpu_backend.hpp"
+#include "exec/data.hpp"
+#include "exec/network.hpp"
+#include "exec/network_layout.hpp"
+#include "models/builder.hpp"
+
+using namespace scaletwin;
+using namespace scaletwin::exec;
+
+namespace {
+
+// input 3×8×8 → conv 16 → bn → relu → conv 16 → bn → add(·, relu) → relu → conv 32 stride 2 → bn → relu
+// → global avg pool → flatten → fc → loss.
+models::Model small_resnet() {
+  models::ModelBuilder b("small_resnet", {3, 8, 8}, 5);
+  const int stem = b.relu("stem_relu", b.batchnorm("stem_bn", b.conv("stem", b.input(), 16, 3, 1, 1, false)));
+  const int c1 = b.batchnorm("bn1", b.conv("conv1", stem, 16, 3, 1, 1, false));
+  const int sum = b.relu("relu1", b.add("add", {c1, stem}));
+  const int c2 = b.relu("relu2", b.batchnorm("bn2", b.conv("conv2", sum, 32, 3, 2, 1, false)));
+  const int fc = b.fc("fc", b.flatten("flat", b.global_avgpool("gap", c2)), 5);
+  b.softmax_cross_entropy("loss", fc);
+  return b.build();
+}
+
+// The CPU backend with activation_block() = 0: every activation plain, as before blocked layouts.
+class PlainCpuBackend : public Backend {
+ public:
+  std::string name() const override { return cpu_.name(); }
+  Buffer alloc(int64_t floats) override { return cpu_.alloc(floats); }
+  void upload(float* d, const float* h, int64_t n) override { cpu_.upload(d, h, n); }
+  void download(float* h, const float* d, int64_t n) override { cpu_.download(h, d, n); }
+  void synchronize() override { cpu_.synchronize(); }
+  std::unique_ptr<LayerKernel> make_layer(const LayerDesc& desc) override { return cpu_.make_layer(desc); }
+  void copy(float* dst, const float* src, int64_t n) override { cpu_.copy(dst, src, n); }
+  void fill(float* dst, float value, int64_t n) override { cpu_.fill(dst, value, n); }
+  void add(float* dst, const float* src, int64_t n) override { cpu_.add(dst, src, n); }
+  void scale(float* dst, float factor, int64_t n) override { cpu_.scale(dst, factor, n); }
+  void copy_2d(float* dst, int64_t dst_ld, const float* src, int64_t src_ld, int64_t rows, int64_t cols) override {
+    cpu_.copy_2d(dst, dst_ld, src, src_ld, rows, cols);
+  }
+  void sgd_update(float* w, const float* g, float* m, int64_t n, const SgdStep& step) override {
+    cpu_.sgd_update(w, g, m, n, step);
+  }
+
+ private:
+  CpuBackend cpu_{1};
+};
+
+std::vector<float> host(Backend& backend, const float* device, int64_t n) {
+  std::vector<float> out(static_cast<size_t>(n));
+  backend.download(out.data(), device, n);
+  return out;
+}
+
+double relative_error(const std::vector<float>& got, const std::vector<float>& want) {
+  REQUIRE(got.size() == want.size());
+  double diff = 0.0, ref = 0.0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    diff += (static_cast<double>(got[i]) - want[i]) * (static_cast<double>(got[i]) - want[i]);
+    ref += static_cast<double>(want[i]) * want[i];
+  }
+  return std::sqrt(diff / std::max(ref, 1e-30));
+}
+
+}  // namespace
+
+TEST_CASE("activation layouts: blocked inside conv, batch norm, relu, add and pooling runs, plain at the edges") {
+  const models::Model model = small_resnet();
+  const detail::Layout layout = detail::make_layout(model, {});
+  const std::vector<int> blocks = detail::activation_blocks(model, layout, 16);
+  for (size_t i = 0; i < model.layers.size(); ++i) {
+    const std::string& name = model.layers[i].name;
+    INFO(name);
+    // gap's 32×1×1 output is the same bytes blocked or plain, so flatten may read it.
+    const bool blocked = name != "input" && name != "flat" && name != "fc" && name != "loss";
+    CHECK(blocks[i] == (blocked ? 16 : 0));
+  }
+  // Blocks of 32: only the 32-channel run after conv2 (conv2 converts from its plain input); block 0: all plain.
+  const std::vector<int> blocks_32 = detail::activation_blocks(model, layout, 32);
+  for (size_t i = 0; i < model.layers.size(); ++i) {
+    const std::string& name = model.layers[i].name;
+    INFO(name);
+    CHECK(blocks_32[i] == (name == "conv2" || name == "bn2" || name == "relu2" || name == "gap" ? 32 : 0));
+  }
+  for (int b : detail::activation_blocks(model, layout, 0)) CHECK(b == 0);
+
+  // A max pool consumer (a plain kernel) keeps its producer, and what shares its layout, plain.
+  models::ModelBuilder b("pool_branch", {3, 8, 8}, 5);
+  const int conv = b.conv("conv", b.input(), 16, 3, 1, 1, false);
+  const int relu = b.relu("relu", b.batchnorm("bn", conv));
+  const int fc = b.fc("fc", b.flatten("flat", b.maxpool("pool", relu, 2, 2)), 5);
+  b.softmax_cross_entropy("loss", fc);
+  const models::Model pooled = b.build();
+  const std::vector<int> pooled_blocks = detail::activation_blocks(pooled, detail::make_layout(pooled, {}), 16);
+  for (int x : pooled_blocks) CHECK(x == 0);
+}
+
+TEST_CASE("a residual network trains the same with blocked activations as with plain ones") {
+  const models::Model model = small_resnet();
+  CpuBackend blocked_backend(1);
+  PlainCpuBackend plain_backend;
+  const int block = blocked_backend.activation_block();
+  INFO("activation block " << block);
+  CHECK((block == 0 || block == 8 || block == 16));
+  REQUIRE(plain_backend.activation_block() == 0);
+
+  NetworkOptions o;
+  o.batch = 4;
+  o.seed = 3;
+  Network blocked(blocked_backend, model, o), plain(plain_backend, model, o);
+  const Dataset data = make_synthetic(model.input, 5, 4, 9);
+  for (int step = 0; step < 2; ++step) {  // the second step starts from the first's updated running statistics
+    const LossStats a = blocked.forward(data.images.data(), data.labels.data(), 4, true);
+    const LossStats p = plain.forward(data.images.data(), data.labels.data(), 4, true);
+    CHECK(a.mean_loss() == Approx(p.mean_loss()).epsilon(1e-5));
+    blocked.backward();
+    plain.backward();
+    const int64_t n = blocked.param_count();
+    CHECK(relative_error(host(blocked_backend, blocked.grads(), n), host(plain_backend, plain.grads(), n)) < 1e-4);
+    CHECK(relative_error(host(blocked_backend, blocked.state(), blocked.state_count()),
+                         host(plain_backend, plain.state(), plain.state_count())) < 1e-5);
+    // Plain edges: the probabilities the loss read.
+    const int64_t last = static_cast<int64_t>(model.layers.size()) - 1;
+    CHECK(relative_error(host(blocked_backend, blocked.output(static_cast<int>(last)), 4 * 5),
+                         host(plain_backend, plain.output(static_cast<int>(last)), 4 * 5)) < 1e-5);
+    std::vector<float> params = blocked.download_params();
+    const std::vector<float> grads = host(blocked_backend, blocked.grads(), n);
+    for (size_t i = 0; i < params.size(); ++i) params[i] -= 0.1f * grads[i];
+    blocked.upload_params(params);
+    plain.upload_params(params);
+  }
+}
