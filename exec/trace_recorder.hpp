@@ -5,12 +5,17 @@
 // purpose (plan::collective_purpose_name) as category. One process per rank ("rank R"), timestamps in µs from the
 // start of that rank's first recorded iteration.
 //
+// The same recorder times every collective of every measured iteration (from first_step on, traced or not) by its
+// plan label: the run record's per-bucket "collectives" (gather_collective_means), which `scaletwin compare` joins
+// with predict's collective labels.
+//
 // Granularity is what the executor observes: the forward pass is one "forward" span; the backward pass is cut at
 // each gradient-ready point (a "backward_weight" span ends where a layer's weight gradient is ready, the rest after
 // the last one is "backward_input"); a collective ends where the engine's pump sees it complete.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,11 +38,15 @@ struct RecordedSpan {
 
 class TraceRecorder {
  public:
-  // Records iterations [first_step, first_step + count).
+  // Measures iterations from first_step on (the first after warm-up); records the spans of iterations
+  // [first_step, first_step + count) (count 0: none, timing only).
   TraceRecorder(int64_t first_step, int64_t count) : first_(first_step), count_(count) {}
   // Called at the start of every iteration with the steady clock (exec::detail::now_s).
   void begin_iteration(int64_t step, double now_s);
   bool active() const { return active_; }
+  // Per plan label, the mean seconds per measured iteration of this rank's collectives with that label (labels
+  // repeated within an iteration add up, as compare adds them); empty before the first measured iteration.
+  std::map<std::string, double> collective_means_s() const;
   // Absolute steady-clock times; ignored while not active.
   void add(const std::string& name, const std::string& category, int track, double start_s, double end_s);
   void compute(plan::Phase phase, double start_s, double end_s);
@@ -46,13 +55,21 @@ class TraceRecorder {
 
  private:
   int64_t first_, count_;
-  bool active_ = false;
+  bool active_ = false, measuring_ = false;
+  int64_t measured_iterations_ = 0;
   double origin_s_ = -1.0;
   std::vector<RecordedSpan> spans_;
+  std::map<std::string, double> collective_total_s_;  // measured iterations, by plan label
 };
 
 // Collective over comm: every rank's spans (none for a null recorder) to rank 0, which gets the Chrome trace
 // document {"traceEvents": [...], "displayTimeUnit": "ms"}; the other ranks get null.
 Json gather_chrome_trace(const TraceRecorder* recorder, MPI_Comm comm);
+
+// Collective over comm: the run record's "collectives" on rank 0 (null elsewhere): [{"label", "seconds"}], for each
+// label any contributing rank has, the mean over those ranks of their per-iteration mean seconds, in the order of
+// the plan's collectives. Ranks pass contribute = false (parameter servers) to be left out.
+Json gather_collective_means(const TraceRecorder& recorder, bool contribute, const plan::IterationPlan& plan,
+                             MPI_Comm comm);
 
 }  // namespace scaletwin::exec

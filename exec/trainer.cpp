@@ -230,9 +230,10 @@ TrainResult train(const plan::Scenario& scenario, const TrainOptions& options, M
 
   ctx.checkpoints = make_checkpoints(ctx, *backend, result.plan_hash);
   if (ctx.rank == 0 && options.on_start) options.on_start(ctx.plan, ctx.iterations);
-  std::unique_ptr<TraceRecorder> trace;
-  if (options.trace_iterations > 0) trace = std::make_unique<TraceRecorder>(ctx.warmup, options.trace_iterations);
-  ctx.trace = trace.get();
+  // Times every measured iteration's collectives by plan label (the run record's "collectives") and, with
+  // trace_iterations, records the spans of the first ones.
+  TraceRecorder trace(ctx.warmup, options.trace_iterations);
+  ctx.trace = &trace;
   detail::RankFigures mine;
   std::vector<detail::EpochStats> epochs;
   if (result.worker) {
@@ -272,11 +273,14 @@ TrainResult train(const plan::Scenario& scenario, const TrainOptions& options, M
     result.final_train_loss = last.samples > 0 ? last.loss_sum / last.samples : 0.0;
     result.final_test_accuracy = last.test_samples > 0 ? last.test_correct / last.test_samples : -1.0;
   }
-  if (ctx.rank == 0)
+  Json collectives = gather_collective_means(trace, result.worker, ctx.plan, comm);  // the workers' mean
+  if (ctx.rank == 0) {
     result.run = detail::make_report(ctx, backend->name(), figures, hosts, epochs, result.staleness,
                                      detail::now_s() - start);
+    result.run["collectives"] = std::move(collectives);
+  }
   ST_MPI_CHECK(MPI_Bcast(&result.final_test_accuracy, 1, MPI_DOUBLE, 0, comm));
-  if (trace) result.trace = gather_chrome_trace(trace.get(), comm);
+  if (options.trace_iterations > 0) result.trace = gather_chrome_trace(&trace, comm);
   if (split != MPI_COMM_NULL) MPI_Comm_free(&split);
   return result;
 }

@@ -36,7 +36,8 @@ struct Context {
   std::vector<int> mp_layers;             // model-parallel fc layers (model numbering)
   Backend* backend = nullptr;
   RunnerSet* runners = nullptr;
-  TraceRecorder* trace = nullptr;  // run --trace (TrainOptions::trace_iterations), else null
+  // Times the collectives of the measured iterations; records spans with run --trace (TrainOptions::trace_iterations)
+  TraceRecorder* trace = nullptr;
 
   // Samples whose gradient one update applies: the global batch for sync plans; for on-demand pushes, the
   // batch of one talker (a worker, or a node's workers when gradients are aggregated inside the node).

@@ -39,7 +39,7 @@ Json make_report(const Context& ctx, const std::string& backend_name, const std:
   const auto& plan = ctx.plan;
   const auto& s = ctx.scenario;
   int worker_nodes = 0, on_first_node = 0;
-  double images = 0, seconds = 0, compute = 0, comm = 0, data = 0, iterations = 0;
+  double images = 0, seconds = 0, compute = 0, comm = 0, data = 0, iterations = 0, rate_sum = 0;
   Json ranks = Json::array();
   for (size_t r = 0; r < figures.size(); ++r) {
     const auto& e = plan.endpoints[r];
@@ -61,7 +61,9 @@ Json make_report(const Context& ctx, const std::string& backend_name, const std:
     if (worker) {
       rank["iterations"] = f.iterations;
       rank["data_s"] = f.data_s;
-      rank["images_per_sec"] = f.seconds_after_warmup > 0 ? f.images_after_warmup / f.seconds_after_warmup : 0.0;
+      const double rate = f.seconds_after_warmup > 0 ? f.images_after_warmup / f.seconds_after_warmup : 0.0;
+      rank["images_per_sec"] = rate;
+      rate_sum += rate;
     } else if (plan.sync != plan::SyncKind::kSync) {
       rank["pushes_served"] = f.pushes;
       rank["staleness_mean"] = f.pushes > 0 ? f.staleness_sum / f.pushes : 0.0;
@@ -70,6 +72,12 @@ Json make_report(const Context& ctx, const std::string& backend_name, const std:
     ranks.push_back(std::move(rank));
   }
   const double per = std::max(1.0, iterations);
+  // Sync: the images of every worker over the last one's time (they move in lockstep). Async (ps async,
+  // mixed_async): every worker keeps its own pace and runs the same number of iterations, so the faster ones stop
+  // early and the last one runs its tail alone; as the simulator reports it (sim/runner.hpp), the job's rate is
+  // the sum of each worker's own rate (images over the last worker's time would count the others' idle end).
+  const double images_per_sec =
+      plan.sync == plan::SyncKind::kSync ? (seconds > 0 ? images / seconds : 0.0) : rate_sum;
   const int servers = static_cast<int>(plan.endpoints.size()) - plan.workers;
   Json run = {
       {"id", fmt::format("{}-{}gpu{}", s.name.empty() ? ctx.model.name : s.name, plan.workers,
@@ -82,7 +90,7 @@ Json make_report(const Context& ctx, const std::string& backend_name, const std:
       {"batch_per_gpu", s.batch_per_gpu},
       {"data", s.training.data},
       {"scheme", s.scheme.to_json()},
-      {"images_per_sec", seconds > 0 ? images / seconds : 0.0},
+      {"images_per_sec", images_per_sec},
       {"gpus", plan.workers},
       {"servers", servers},
       {"device", ctx.options.device},

@@ -1,0 +1,30 @@
+#!/bin/sh
+# Usage: compare_buckets_check.sh SCALETWIN SCENARIO WORK_DIR GPUS
+# The run record's per-bucket collective times against predict, through the binary: scaletwin run (GPUS workers, a
+# few iterations, synthetic data) writes "collectives": [{"label", "seconds"}] with every seconds > 0, and
+# `scaletwin compare` of predict --json (same scenario, GPUS) against it joins every collective label of the
+# prediction with a measured figure > 0 (no predicted label left unmatched).
+set -u
+bin=$1 scenario=$2 dir=$3 gpus=$4
+fail() { echo "FAIL: $*"; exit 1; }
+rm -rf "$dir" && mkdir -p "$dir" || exit 1
+"$bin" run "$scenario" --np "$gpus" --iterations 8 --threads 1 --quiet --json "$dir/run.json" >"$dir/run.log" 2>&1 ||
+  { cat "$dir/run.log"; fail "scaletwin run exited with $?"; }
+"$bin" predict "$scenario" --gpus "$gpus" --quiet --json "$dir/predict.json" >"$dir/predict.log" 2>&1 ||
+  { cat "$dir/predict.log"; fail "scaletwin predict exited with $?"; }
+"$bin" compare "$dir/predict.json" "$dir/run.json" --json "$dir/compare.json" >"$dir/compare.log" 2>&1 ||
+  { cat "$dir/compare.log"; fail "scaletwin compare exited with $?"; }
+cat "$dir/compare.log"
+
+jq -e '.runs[0].collectives | type == "array" and length > 0' "$dir/run.json" >/dev/null ||
+  fail "the run record has no collectives list"
+jq -e '[.runs[0].collectives[] | (.label | type == "string") and .seconds > 0] | all' "$dir/run.json" >/dev/null ||
+  fail "a collective of the run record has no label or seconds <= 0: $(jq -c '.runs[0].collectives' "$dir/run.json")"
+jq -r ".predictions[] | select(.gpus == $gpus) | .collectives[].label" "$dir/predict.json" | sort -u >"$dir/predicted.txt"
+[ -s "$dir/predicted.txt" ] || fail "the prediction at $gpus GPUs has no collectives"
+jq -r '.rows[] | select(.figure | startswith("bucket:")) | select(.measured > 0 and .predicted > 0) | .figure[7:]' \
+  "$dir/compare.json" | sort -u >"$dir/matched.txt"
+missing=$(comm -23 "$dir/predicted.txt" "$dir/matched.txt")
+[ -z "$missing" ] || fail "predicted collectives without a measured figure > 0 in compare: $missing"
+echo "matched $(wc -l <"$dir/matched.txt") collective labels: $(tr '\n' ';' <"$dir/matched.txt")"
+echo "PASS"
