@@ -98,7 +98,7 @@ std::string configuration_chart(size_t index, const std::string& title, const st
     for (const Point& p : sorted) {
       measured.x.push_back(p.run->gpus()), measured.y.push_back(p.row->measured_images_per_sec);
       predicted.x.push_back(p.run->gpus()), predicted.y.push_back(p.row->predicted_images_per_sec);
-      predicted.labels.push_back(error_label(p.row->error));
+      predicted.labels.push_back(tag + error_label(p.row->error));  // "(3) +1.2%": the scheme and its error
       max_rate = std::max({max_rate, p.row->measured_images_per_sec, p.row->predicted_images_per_sec});
     }
     series.push_back(std::move(measured));

@@ -1,5 +1,6 @@
 // Generic SVG charts for the HTML report: escaping, nice axis ranges, the data-to-pixel scale, axes with grid
-// lines, line charts and stacked bar charts. Only fmt; the output is plain SVG 1.1 markup with inline styles.
+// lines, a legend that wraps into rows, point labels placed so that they do not overlap, line charts and stacked
+// bar charts. Only fmt; the output is plain SVG 1.1 markup with inline styles.
 #include "sim/svg_chart.hpp"
 
 #include <fmt/format.h>
@@ -107,15 +108,41 @@ std::string axes(const Scale& s, const Axis& x, const Axis& y) {
 // How a legend entry is drawn: a thick line (solid series, bar segments), a dashed line, or a marker.
 enum class Key { kSolid, kDashed, kMarker };
 
-// One row of legend entries along the top right of the plot, right-aligned.
+constexpr double kLegendRow_px = 16.0;
+double legend_entry_width(const std::string& name) { return 7.0 * static_cast<double>(name.size()) + 34.0; }
+
+// Rows the legend needs: entries flow leftwards from the plot's right edge and wrap before the frame's left edge.
+int legend_rows(const Frame& f, const std::vector<std::pair<std::string, std::string>>& entries) {
+  int rows = 1;
+  double x = f.left + f.plot_width();
+  for (size_t i = entries.size(); i-- > 0;) {
+    const double w = legend_entry_width(entries[i].first);
+    if (x - w < 10.0 && x < f.left + f.plot_width()) ++rows, x = f.left + f.plot_width();
+    x -= w;
+  }
+  return rows;
+}
+
+// The frame grown at the top by the legend's rows beyond the first (the plot keeps its size, lower down).
+Frame with_legend_room(const Frame& f, const std::vector<std::pair<std::string, std::string>>& entries) {
+  Frame out = f;
+  const double extra_px = kLegendRow_px * (legend_rows(f, entries) - 1);
+  out.top += extra_px;
+  out.height += extra_px;
+  return out;
+}
+
+// The legend above the plot, right-aligned: the last entries on the row just above the plot, earlier ones on the
+// rows above it when they do not fit on one (the caller makes room for legend_rows rows).
 std::string legend(const Frame& f, const std::vector<std::pair<std::string, std::string>>& entries,
                    const std::vector<Key>& keys) {
   std::string out = "<g class=\"legend\">\n";
-  double x = f.left + f.plot_width();
+  double x = f.left + f.plot_width(), y = f.top - 14;
   for (size_t i = entries.size(); i-- > 0;) {
     const auto& [name, color] = entries[i];
-    x -= 7.0 * static_cast<double>(name.size()) + 34.0;
-    const double y = f.top - 14;
+    const double w = legend_entry_width(name);
+    if (x - w < 10.0 && x < f.left + f.plot_width()) x = f.left + f.plot_width(), y -= kLegendRow_px;
+    x -= w;
     if (keys[i] == Key::kMarker)
       out += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\"/>", num(x + 9), num(y), escape(color));
     else
@@ -127,25 +154,88 @@ std::string legend(const Frame& f, const std::vector<std::pair<std::string, std:
   return out + "</g>\n";
 }
 
-// The markers and point labels of one series.
+// The markers of one series.
 std::string markers(const Scale& s, const Series& ser) {
   std::string out;
   const bool hollow = ser.dashed && !ser.markers_only;
-  for (size_t i = 0; i < ser.x.size(); ++i) {
-    const double px = s.px(ser.x[i]), py = s.py(ser.y[i]);
+  for (size_t i = 0; i < ser.x.size(); ++i)
     out += fmt::format(
         "<circle class=\"marker\" data-series=\"{}\" cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{}\"{}><title>{}: {:g}"
         "</title></circle>\n",
-        escape(ser.name), num(px), num(py), hollow ? "#fff" : escape(ser.color),
+        escape(ser.name), num(s.px(ser.x[i])), num(s.py(ser.y[i])), hollow ? "#fff" : escape(ser.color),
         hollow ? fmt::format(" stroke=\"{}\" stroke-width=\"1.5\"", escape(ser.color)) : "", escape(ser.name),
         ser.y[i]);
-    if (i >= ser.labels.size()) continue;
-    // Right of the marker, or left of it where the text would leave the chart (about 7 px per character).
-    const bool left = px + 6.0 + 7.0 * static_cast<double>(ser.labels[i].size()) > s.frame().width;
+  return out;
+}
+
+// Point labels (font size 11): each wants the spot 6 px right of and above its marker (left of it where the text
+// would leave the chart). Labels are placed in order of their marker's height; one whose box (about 7 px per
+// character wide, kLabelLine_px high) would meet a label already placed moves to a column kLabelColumn_px beside
+// its marker and, there, to the free height nearest its marker (downwards first, so a stack keeps the markers'
+// order), and gets a thin leader line to its marker.
+constexpr double kLabelLine_px = 13.0;
+constexpr double kLabelColumn_px = 22.0;
+
+struct PointLabel {
+  std::string series, color, text;
+  double marker_x = 0.0, marker_y = 0.0;
+  double x = 0.0, y = 0.0;  // text anchor and baseline
+  bool end_anchor = false, moved = false;
+};
+
+struct Box {
+  double x0, y0, x1, y1;
+  bool meets(const Box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
+};
+
+Box box_of(const PointLabel& l) {
+  const double w = 7.0 * static_cast<double>(l.text.size());
+  const double x0 = l.end_anchor ? l.x - w : l.x;
+  return {x0, l.y - 10.0, x0 + w, l.y - 10.0 + kLabelLine_px};
+}
+
+void place_labels(const Frame& f, std::vector<PointLabel>& labels) {
+  std::vector<size_t> order(labels.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return labels[a].marker_y < labels[b].marker_y; });
+  std::vector<Box> placed;
+  auto free = [&](const PointLabel& l) {
+    const Box b = box_of(l);
+    return std::none_of(placed.begin(), placed.end(), [&](const Box& p) { return b.meets(p); });
+  };
+  for (size_t i : order) {
+    PointLabel& l = labels[i];
+    l.end_anchor = l.marker_x + 6.0 + 7.0 * static_cast<double>(l.text.size()) > f.width;
+    const double side = l.end_anchor ? -1.0 : 1.0;
+    l.x = l.marker_x + side * 6.0;
+    l.y = l.marker_y - 6.0;
+    if (!free(l)) {
+      l.moved = true;
+      l.x = l.marker_x + side * kLabelColumn_px;
+      // Within the plot, centred on the marker's height where that is free.
+      const double highest = f.top + 10.0, lowest = f.top + f.plot_height() - 3.0, wanted = l.marker_y + 4.0;
+      bool found = false;
+      for (double y = wanted; !found && y <= lowest; y += 1.0) l.y = y, found = free(l);
+      for (double y = wanted - 1.0; !found && y >= highest; y -= 1.0) l.y = y, found = free(l);
+      if (!found) l.y = wanted;  // no room anywhere: overlap rather than lose the label
+    }
+    placed.push_back(box_of(l));
+  }
+}
+
+std::string label_text(const std::vector<PointLabel>& labels) {
+  std::string out;
+  for (const PointLabel& l : labels) {
+    if (l.moved)  // from the marker's edge to the middle of the label's near side
+      out += fmt::format("<line class=\"leader\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" "
+                         "stroke-width=\"0.75\"/>\n",
+                         num(l.marker_x + (l.end_anchor ? -4.0 : 4.0)), num(l.marker_y),
+                         num(l.x + (l.end_anchor ? 2.0 : -2.0)), num(l.y - 4.0), escape(l.color));
     out += fmt::format(
         "<text class=\"point-label\" data-series=\"{}\" x=\"{}\" y=\"{}\"{} font-size=\"11\" fill=\"{}\">{}</text>\n",
-        escape(ser.name), num(left ? px - 6 : px + 6), num(py - 6), left ? " text-anchor=\"end\"" : "",
-        escape(ser.color), escape(ser.labels[i]));
+        escape(l.series), num(l.x), num(l.y), l.end_anchor ? " text-anchor=\"end\"" : "", escape(l.color),
+        escape(l.text));
   }
   return out;
 }
@@ -156,11 +246,17 @@ double Scale::px(double x) const { return frame_.left + along(x_, x) * frame_.pl
 double Scale::py(double y) const { return frame_.top + (1.0 - along(y_, y)) * frame_.plot_height(); }
 
 std::string line_chart(const std::string& id, const std::string& title, const Axis& x, const Axis& y,
-                       const std::vector<Series>& series, const Frame& frame) {
-  const Scale s(frame, x, y);
-  std::string out = open_svg(id, title, frame) + axes(s, x, y);
+                       const std::vector<Series>& series, const Frame& frame_in) {
   std::vector<std::pair<std::string, std::string>> entries;
   std::vector<Key> keys;
+  for (const Series& ser : series) {
+    entries.emplace_back(ser.name, ser.color);
+    keys.push_back(ser.markers_only ? Key::kMarker : ser.dashed ? Key::kDashed : Key::kSolid);
+  }
+  const Frame frame = with_legend_room(frame_in, entries);
+  const Scale s(frame, x, y);
+  std::string out = open_svg(id, title, frame) + axes(s, x, y);
+  std::vector<PointLabel> labels;
   for (const Series& ser : series) {
     ST_ASSERT(ser.x.size() == ser.y.size(), "series with unequal x and y");
     ST_ASSERT(ser.labels.empty() || ser.labels.size() == ser.x.size(), "series with a label per point or none");
@@ -174,18 +270,22 @@ std::string line_chart(const std::string& id, const std::string& title, const Ax
           escape(ser.name), escape(ser.color), ser.dashed ? "1.5" : "2.5",
           ser.dashed ? " stroke-dasharray=\"6 4\"" : "", points);
     if (!ser.dashed || ser.markers_only || !ser.labels.empty()) out += markers(s, ser);
-    entries.emplace_back(ser.name, ser.color);
-    keys.push_back(ser.markers_only ? Key::kMarker : ser.dashed ? Key::kDashed : Key::kSolid);
+    for (size_t i = 0; i < ser.labels.size(); ++i)
+      labels.push_back({ser.name, ser.color, ser.labels[i], s.px(ser.x[i]), s.py(ser.y[i]), 0.0, 0.0, false, false});
   }
-  return out + legend(frame, entries, keys) + "</svg>\n";
+  place_labels(frame, labels);
+  return out + label_text(labels) + legend(frame, entries, keys) + "</svg>\n";
 }
 
 std::string stacked_bar_chart(const std::string& id, const std::string& title, const std::string& x_label,
                               const Axis& y, const std::vector<Segment>& segments, const std::vector<Bar>& bars,
-                              const Frame& frame) {
+                              const Frame& frame_in) {
   Axis x;
   x.label = x_label;
   x.max = std::max<double>(1.0, static_cast<double>(bars.size()));
+  std::vector<std::pair<std::string, std::string>> entries;
+  for (const Segment& seg : segments) entries.emplace_back(seg.name, seg.color);
+  const Frame frame = with_legend_room(frame_in, entries);
   const Scale s(frame, x, y);
   std::string out = open_svg(id, title, frame) + axes(s, x, y);
   const double band = frame.plot_width() / x.max;
@@ -209,8 +309,6 @@ std::string stacked_bar_chart(const std::string& id, const std::string& title, c
     out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n</g>\n", num(cx),
                        num(frame.top + frame.plot_height() + 16), escape(bar.label));
   }
-  std::vector<std::pair<std::string, std::string>> entries;
-  for (const Segment& seg : segments) entries.emplace_back(seg.name, seg.color);
   return out + legend(frame, entries, std::vector<Key>(segments.size(), Key::kSolid)) + "</svg>\n";
 }
 

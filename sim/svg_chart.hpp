@@ -74,7 +74,11 @@ struct Series {
 
 // <svg class="chart" data-chart=ID> with title, axes, grid, one <polyline class="series"> per series (points in
 // data order, data-series=name; none for markers_only), <circle class="marker" data-series=name> markers on solid,
-// labelled or markers_only series, <text class="point-label" data-series=name> per label, and a legend.
+// labelled or markers_only series, <text class="point-label" data-series=name> per label (series order, then point
+// order), and a legend. A label sits 6 px right of and above its marker (left of it at the chart's right edge)
+// unless it would meet a label placed before it (in order of marker height): then it moves to a column 22 px beside
+// its marker, to the nearest free height within the plot, with a thin <line class="leader"> to its marker. A
+// legend too wide for one row wraps into rows above the plot, which moves down (and the chart grows) to make room.
 std::string line_chart(const std::string& id, const std::string& title, const Axis& x, const Axis& y,
                        const std::vector<Series>& series, const Frame& frame = {});
 
