@@ -12,6 +12,8 @@
 //     slices are copied in with copy_2d before an all-gather and out after it (and the other way round for the
 //     reduce-scatter, after which only this worker's columns are exact: the only ones its slice reads).
 // This needs every model-parallel layer's neuron count to be a multiple of P (checked).
+// Traced compute spans (run --trace): "forward" up to each blocking all-gather and after it, "backward_input" up to
+// each blocking reduce-scatter, "backward_weight" up to each weight gradient (as in the data-parallel pass).
 // The loss is computed on the whole global batch by every worker (a few FLOPs per logit), so its gradient is the
 // gradient of the mean over G and no worker needs the others' labels.
 #include <fmt/format.h>
@@ -62,13 +64,21 @@ LossStats Worker::hybrid_pass() {
   main_->forward(images_.data(), nullptr, b_, true);
   be.copy(head_->input_buffer() + w_ * b_ * in, main_->output(last), b_ * in);
   hybrid_buffer_ = head_->input_buffer();
-  engine_.run_now(engine_.comm_item(gather_of_.at(ctx_.mp_first)));
+  run_blocking(gather_of_.at(ctx_.mp_first), plan::Phase::kForward);
   const LossStats stats = head_->forward(nullptr, global_labels_.data(), G_, true, &hooks_);
+  trace_span(plan::Phase::kForward);
   const int offset = ctx_.mp_first - 1;
   head_->backward([this, offset](const ParamSegment& s) { on_gradient_ready(s.layer + offset); }, 0.0f, &hooks_);
   be.copy(main_->seed_gradient(), head_->input_gradient() + w_ * b_ * in, b_ * in);
   main_->backward([this](const ParamSegment& s) { on_gradient_ready(s.layer); }, 1.0f);
+  trace_span(plan::Phase::kBackwardInput);
   return stats;
+}
+
+void Worker::run_blocking(int collective, plan::Phase before) {
+  trace_span(before);  // the compute up to here; the wait is the collective's span on the communication track
+  engine_.run_now(engine_.comm_item(collective));
+  trace_mark_s_ = now_s();
 }
 
 void Worker::gather_output(int head_layer, const float* slice_output, float* full_output, int64_t n) {
@@ -81,7 +91,7 @@ void Worker::gather_output(int head_layer, const float* slice_output, float* ful
   float* blocks = mp_scratch_.data();
   be.copy(blocks + G_ * slice_begin(out, w_), slice_output, G_ * (slice_begin(out, w_ + 1) - slice_begin(out, w_)));
   hybrid_buffer_ = blocks;
-  engine_.run_now(engine_.comm_item(next->second));
+  run_blocking(next->second, plan::Phase::kForward);
   for (int r = 0; r < P_; ++r) {
     const int64_t begin = slice_begin(out, r), width = slice_begin(out, r + 1) - begin;
     be.copy_2d(full_output + begin, out, blocks + G_ * begin, width, G_, width);
@@ -92,10 +102,10 @@ void Worker::reduce_input_gradient(int head_layer, float* input_gradient, int64_
   ST_ASSERT(n == G_, "the model-parallel head runs on the global batch");
   Backend& be = *ctx_.backend;
   const int m = head_layer + ctx_.mp_first - 1;
-  const int item = engine_.comm_item(scatter_of_.at(m));
+  const int scatter = scatter_of_.at(m);
   if (m == ctx_.mp_first) {  // rows of samples: already in the schedule's layout
     hybrid_buffer_ = input_gradient;
-    engine_.run_now(item);
+    run_blocking(scatter, plan::Phase::kBackwardInput);
     return;
   }
   const int64_t in = ctx_.model.layers.at(static_cast<size_t>(m - 1)).out.elements();
@@ -105,7 +115,7 @@ void Worker::reduce_input_gradient(int head_layer, float* input_gradient, int64_
     be.copy_2d(blocks + G_ * begin, width, input_gradient + begin, in, G_, width);
   }
   hybrid_buffer_ = blocks;
-  engine_.run_now(item);
+  run_blocking(scatter, plan::Phase::kBackwardInput);
   const int64_t begin = slice_begin(in, w_), width = slice_begin(in, w_ + 1) - begin;
   be.copy_2d(input_gradient + begin, in, blocks + G_ * begin, width, G_, width);
 }

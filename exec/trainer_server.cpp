@@ -8,8 +8,12 @@
 //              schedule with its initiator, and after a push applies SGD to its slice at once. Staleness: for each
 //              push, the updates this server applied to the bucket since that initiator's last pull of it.
 // It stops when every initiator has sent its stop request (on demand) or after the iterations (sync).
+// Traced (run --trace), with predict's names: sync, its program's collectives by label and each update as
+// "server_update" (compute); on demand, each request served as "LABEL (serve)" (the collective and, after a push,
+// the update), with the round of requests (served pushes / push collectives it serves) as its iteration.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -37,6 +41,7 @@ class Server {
       const auto& it = engine_.program().items.at(static_cast<size_t>(item));
       return buffer(it.collective);
     });
+    engine_.set_trace(ctx.trace);
     engine_.set_before_start([this](int item) {
       const auto& it = engine_.program().items.at(static_cast<size_t>(item));
       clear_push_buffer(it.collective);
@@ -89,10 +94,13 @@ class Server {
     const int64_t length = s.slice_length.at(static_cast<size_t>(rank));
     if (length > 0)
       sgd_->step(net_->params(), net_->grads(), static_cast<float>(ctx_.lr.lr(step)), offset, length);
-    fig_.compute_s += now_s() - t0;
+    const double t1 = now_s();
+    fig_.compute_s += t1 - t0;
+    if (ctx_.plan.sync == plan::SyncKind::kSync) ctx_.trace->compute(plan::Phase::kServerUpdate, t0, t1);
   }
 
   void run_iteration(int64_t step) {
+    ctx_.trace->begin_iteration(step, now_s());
     engine_.begin_iteration();
     const auto& items = engine_.program().items;
     for (size_t i = 0; i < items.size(); ++i) {
@@ -118,9 +126,15 @@ class Server {
       if (c.on_demand)
         for (size_t p = 1; p < c.participants.size(); ++p)
           if (c.participants[p] == ctx_.rank) initiators.insert(c.participants[0]);
+    int64_t push_collectives = 0;  // per round: one push of every bucket by every initiator it serves
+    for (const auto& c : ctx_.plan.collectives)
+      if (c.on_demand && c.has_serve_compute &&
+          std::find(c.participants.begin() + 1, c.participants.end(), ctx_.rank) != c.participants.end())
+        ++push_collectives;
     std::map<int64_t, int64_t> version;                      // bucket offset → updates applied
     std::map<std::pair<int, int64_t>, int64_t> last_pulled;  // (initiator, bucket offset) → version pulled
     size_t stops = 0;
+    int64_t round = -1;
     while (stops < initiators.size()) {
       int collective = 0;
       MPI_Status status;
@@ -129,6 +143,8 @@ class Server {
         ++stops;
         continue;
       }
+      const int64_t this_round = static_cast<int64_t>(fig_.pushes) / std::max<int64_t>(1, push_collectives);
+      if (this_round != round) ctx_.trace->begin_iteration(round = this_round, now_s());
       const auto& c = ctx_.plan.collectives.at(static_cast<size_t>(collective));
       const auto& s = ctx_.plan.schedules.at(static_cast<size_t>(c.schedule));
       ST_ASSERT(c.on_demand && c.participants.at(0) == status.MPI_SOURCE, "a request for a collective it cannot be");
@@ -149,6 +165,7 @@ class Server {
       } else {
         last_pulled[key] = version[bucket];
       }
+      ctx_.trace->add(c.label + " (serve)", plan::collective_purpose_name(c.purpose), kTraceCommTrack, t0, now_s());
     }
   }
 

@@ -43,8 +43,9 @@ Worker::Worker(Context& ctx, const TrainingData& data)
     if (items[i].compute.phase == plan::Phase::kUpdate) update_item_ = static_cast<int>(i);
     else backward_end_ = static_cast<int>(i);
   }
+  data_item_ = engine_.compute_item(plan::Phase::kData, -1);
   engine_.set_buffers([this](int item) { return buffer_of(item); });
-  if (ctx.trace) engine_.set_trace(ctx.trace);
+  engine_.set_trace(ctx.trace);
   const int64_t input = ctx.model.input.elements();
   images_.resize(static_cast<size_t>(b_ * input));
   labels_.resize(static_cast<size_t>(b_));
@@ -93,12 +94,14 @@ float* Worker::buffer_of(int item) {
 void Worker::on_gradient_ready(int model_layer) {
   const int item = engine_.compute_item(plan::Phase::kBackwardWeight, model_layer);
   if (item >= 0) engine_.complete_compute_through(item);
-  if (ctx_.trace) {
-    const double ready_s = now_s();
-    ctx_.trace->compute(plan::Phase::kBackwardWeight, trace_mark_s_, ready_s);
-    trace_mark_s_ = ready_s;
-  }
+  trace_span(plan::Phase::kBackwardWeight);
   engine_.pump();
+}
+
+void Worker::trace_span(plan::Phase phase) {
+  const double t = now_s();
+  ctx_.trace->compute(phase, trace_mark_s_, t);
+  trace_mark_s_ = t;
 }
 
 void Worker::load_batch(const std::vector<int64_t>& permutation, int64_t index_in_epoch) {
@@ -117,14 +120,14 @@ LossStats Worker::iteration(int64_t step, const std::vector<int64_t>& permutatio
   const double t_data = now_s();
   engine_.begin_iteration();
   LossStats stats;
+  trace_mark_s_ = t_data;
   if (split_) {
     stats = hybrid_pass();
   } else {
     stats = main_->forward(images_.data(), labels_.data(), b_, true);
-    trace_mark_s_ = now_s();
-    if (ctx_.trace) ctx_.trace->compute(plan::Phase::kForward, t_data, trace_mark_s_);
+    trace_span(plan::Phase::kForward);
     main_->backward([this](const ParamSegment& s) { on_gradient_ready(s.layer); }, loss_scale_);
-    if (ctx_.trace) ctx_.trace->compute(plan::Phase::kBackwardInput, trace_mark_s_, now_s());
+    trace_span(plan::Phase::kBackwardInput);
   }
   if (backward_end_ >= 0) engine_.complete_compute_through(backward_end_);
   engine_.pump();
@@ -133,7 +136,9 @@ LossStats Worker::iteration(int64_t step, const std::vector<int64_t>& permutatio
   update(step);
   if (update_item_ >= 0) engine_.complete(update_item_);
   const double t1 = now_s();
-  if (ctx_.trace) ctx_.trace->compute(plan::Phase::kUpdate, t_update, t1);
+  // Traced as the plan has them: no update where servers update everything, data only for real data.
+  if (update_item_ >= 0) ctx_.trace->compute(plan::Phase::kUpdate, t_update, t1);
+  if (data_item_ >= 0) ctx_.trace->compute(plan::Phase::kData, t0, t_data);
   fig_.data_s += t_data - t0;
   fig_.exposed_comm_s += engine_.wait_s() - wait0;
   fig_.compute_s += (t1 - t_data) - (engine_.wait_s() - wait0);

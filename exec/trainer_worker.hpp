@@ -24,11 +24,15 @@ class Worker {
   void load_batch(const std::vector<int64_t>& permutation, int64_t index_in_epoch);
   LossStats iteration(int64_t step, const std::vector<int64_t>& permutation, int64_t index_in_epoch);
   void update(int64_t step);
+  // The compute span [trace_mark_s_, now) as `phase` (recorded when the iteration is traced); the next starts now.
+  void trace_span(plan::Phase phase);
   // trainer_hybrid.cpp
   void make_head();
   LossStats hybrid_pass();
   void gather_output(int head_layer, const float* slice_output, float* full_output, int64_t n);
   void reduce_input_gradient(int head_layer, float* input_gradient, int64_t n);
+  // Runs a collective at once (the next compute step needs it), closing the compute span before it as `before`.
+  void run_blocking(int collective, plan::Phase before);
   int64_t slice_begin(int64_t features, int rank) const { return plan::part_offset(features, P_, rank); }
   // trainer_eval.cpp
   void evaluate(EpochStats& stats);
@@ -53,10 +57,10 @@ class Worker {
   std::map<int, int> gather_of_, scatter_of_;  // model layer → its all-gather / reduce-scatter collective
   ModelParallelHooks hooks_;
   float* hybrid_buffer_ = nullptr;
-  int backward_end_ = -1, update_item_ = -1;
+  int backward_end_ = -1, update_item_ = -1, data_item_ = -1;
   std::vector<float> images_, labels_, global_labels_;
   float loss_scale_ = 1.0f;
-  double trace_mark_s_ = 0.0;  // run --trace: where the current backward span began
+  double trace_mark_s_ = 0.0;  // run --trace: where the current compute span began
   RankFigures fig_;
 };
 

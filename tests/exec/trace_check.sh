@@ -1,14 +1,15 @@
 #!/bin/sh
-# Usage: trace_check.sh SCALETWIN SCENARIO WORK_DIR
-# run --trace on 2 ranks (lenet5, synthetic data, a few iterations) against predict --trace on the same scenario and
-# 2 GPUs: run's file is valid JSON, every (name, category) of its X events is one predict's trace has too, every
-# event has dur >= 0, and both ranks have compute (tid 0) and communication (tid 1) events.
+# Usage: trace_check.sh SCALETWIN SCENARIO WORK_DIR [GPUS]
+# run --trace on GPUS workers (default 2; plus the scheme's parameter servers) of a small scenario (lenet5, synthetic
+# data, a few iterations) against predict --trace on the same scenario and GPU count: run's file is valid JSON, its
+# set of (name, category) pairs of X events equals predict's, every event has dur >= 0 and ts >= 0, and every rank
+# (workers and servers) has compute (tid 0) and communication (tid 1) events and its process name.
 set -u
-bin=$1 scenario=$2 dir=$3
+bin=$1 scenario=$2 dir=$3 gpus=${4:-2}
 rm -rf "$dir" && mkdir -p "$dir" || exit 1
-"$bin" run "$scenario" --np 2 --iterations 8 --threads 1 --quiet --json "$dir/run.json" --trace "$dir/run-trace.json" \
+"$bin" run "$scenario" --np "$gpus" --iterations 8 --threads 1 --quiet --json "$dir/run.json" --trace "$dir/run-trace.json" \
   >"$dir/run.log" 2>&1 || { cat "$dir/run.log"; echo "FAIL: scaletwin run exited with $?"; exit 1; }
-"$bin" predict "$scenario" --gpus 2 --quiet --json "$dir/predict.json" --trace "$dir/predict-trace.json" \
+"$bin" predict "$scenario" --gpus "$gpus" --quiet --json "$dir/predict.json" --trace "$dir/predict-trace.json" \
   >"$dir/predict.log" 2>&1 || { cat "$dir/predict.log"; echo "FAIL: scaletwin predict exited with $?"; exit 1; }
 fail() { echo "FAIL: $*"; exit 1; }
 jq -e '.traceEvents | type == "array"' "$dir/run-trace.json" >/dev/null || fail "run's trace is not JSON with traceEvents"
@@ -18,15 +19,21 @@ pairs "$dir/predict-trace.json" >"$dir/predict-pairs.txt"
 [ -s "$dir/run-pairs.txt" ] || fail "run's trace has no X events"
 extra=$(comm -23 "$dir/run-pairs.txt" "$dir/predict-pairs.txt")
 [ -z "$extra" ] || fail "(name, category) in run's trace but not in predict's: $extra"
+missing=$(comm -13 "$dir/run-pairs.txt" "$dir/predict-pairs.txt")
+[ -z "$missing" ] || fail "(name, category) in predict's trace but not in run's: $missing"
 jq -e '[.traceEvents[] | select(.ph == "X") | .dur >= 0 and .ts >= 0] | all' "$dir/run-trace.json" >/dev/null ||
   fail "an event has a negative dur or ts"
-for pid in 0 1; do
+ranks=$(jq '[.traceEvents[] | select(.ph == "M" and .name == "process_name")] | length' "$dir/run-trace.json")
+[ "$ranks" -ge 2 ] || fail "$ranks processes in run's trace, expected every rank"
+pid=0
+while [ "$pid" -lt "$ranks" ]; do
   for tid in 0 1; do
     n=$(jq "[.traceEvents[] | select(.ph == \"X\" and .pid == $pid and .tid == $tid)] | length" "$dir/run-trace.json")
     [ "$n" -gt 0 ] || fail "no events of rank $pid on track $tid"
   done
   jq -e ".traceEvents | any(.ph == \"M\" and .name == \"process_name\" and .pid == $pid and .args.name == \"rank $pid\")" \
     "$dir/run-trace.json" >/dev/null || fail "no process_name \"rank $pid\""
+  pid=$((pid + 1))
 done
 echo "run's (name, category) pairs: $(tr '\t\n' ' ;' <"$dir/run-pairs.txt")"
 echo "predict's: $(wc -l <"$dir/predict-pairs.txt") pairs; run's: $(wc -l <"$dir/run-pairs.txt")"
