@@ -1,26 +1,20 @@
-// Simulating many measured runs: each point in a forked child (SimGrid allows one simulation per process), up to
-// `parallel` children at a time, results read back over pipes in the order of the jobs. Each child applies the
-// calibration's per-model factors (Calibration::for_model) for the scenario's model.
+// Simulating many measured runs for calibrate and validate: sim's fork pool (sim/point_pool.hpp), each finished
+// simulation ticking the command's current progress, if any (core/progress.hpp).
 #pragma once
 
 #include <vector>
 
-#include "plan/scenario.hpp"
-#include "sim/calibration.hpp"
-#include "sim/report.hpp"
-#include "sim/runner.hpp"
+#include "core/progress.hpp"
+#include "sim/point_pool.hpp"
 
 namespace scaletwin::calibrate {
 
-struct SimJob {
-  plan::Scenario scenario;
-  int gpus = 1;
-  sim::Calibration calibration;
-};
+using SimJob = sim::PointJob;
 
-// Simulates every job at message level; an error in any child is rethrown with its kind (InputError, SystemError,
-// InternalError) after the running children have been reaped.
-std::vector<sim::PointResult> simulate_all(const std::vector<SimJob>& jobs, int parallel,
-                                           const sim::RunOptions& options);
+// Simulates every job at message level, up to `parallel` at a time; errors are rethrown with their type.
+inline std::vector<sim::PointResult> simulate_all(const std::vector<SimJob>& jobs, int parallel,
+                                                  const sim::RunOptions& options) {
+  return sim::simulate_points_forked(jobs, parallel, options, [] { tick_current_progress(); });
+}
 
 }  // namespace scaletwin::calibrate

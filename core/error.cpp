@@ -20,6 +20,13 @@ InputError::InputError(std::string file, std::string json_path, std::string expe
 
 InputError::InputError(const std::string& message) : std::runtime_error(message) {}
 
+InputError InputError::with_message(const std::string& message, std::string file, std::string json_path) {
+  InputError e(message);
+  e.file_ = std::move(file);
+  e.json_path_ = std::move(json_path);
+  return e;
+}
+
 void fail_assert(const char* expr, const char* file, int line, const std::string& message) {
   throw InternalError(fmt::format("internal error at {}:{}: ({}) failed: {}", file, line, expr, message));
 }

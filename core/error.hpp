@@ -18,6 +18,8 @@ class InputError : public std::runtime_error {
   InputError(std::string file, std::string json_path, std::string expected);
   // A free-form message, for errors that have no file or path (command-line usage).
   explicit InputError(const std::string& message);
+  // An error already formatted elsewhere (a forked child's), keeping its file and path.
+  static InputError with_message(const std::string& message, std::string file, std::string json_path);
   const std::string& file() const { return file_; }
   const std::string& json_path() const { return json_path_; }
 

@@ -2,15 +2,12 @@
 #include "sim/predict.hpp"
 
 #include <fmt/format.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <string>
 
 #include "core/error.hpp"
 #include "sim/fast_runner.hpp"
+#include "sim/point_pool.hpp"
 
 namespace scaletwin::sim {
 
@@ -48,74 +45,9 @@ PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calib
                             scenario_run_options(scenario, options));
 }
 
-namespace {
-
-void write_all(int fd, const std::string& text) {
-  size_t off = 0;
-  while (off < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    off += static_cast<size_t>(n);
-  }
-}
-
-std::string read_all(int fd) {
-  std::string out;
-  char buf[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  return out;
-}
-
-[[noreturn]] void child_main(int fd, const plan::Scenario& scenario, int gpus, const Calibration& calibration,
-                             const RunOptions& options) {
-  Json reply;
-  try {
-    reply = {{"point", point_to_json(simulate_point(scenario, gpus, calibration, options), options.trace)}};
-  } catch (const InputError& e) {
-    reply = {{"error", "input"}, {"message", e.what()}, {"file", e.file()}, {"path", e.json_path()}};
-  } catch (const SystemError& e) {
-    reply = {{"error", "system"}, {"message", e.what()}};
-  } catch (const std::exception& e) {
-    reply = {{"error", "internal"}, {"message", e.what()}};
-  }
-  write_all(fd, reply.dump());
-  ::close(fd);
-  ::_exit(0);
-}
-
-}  // namespace
-
 PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
                                   const RunOptions& options) {
-  int fds[2];
-  if (::pipe(fds) != 0) throw SystemError(fmt::format("predict: pipe: {}", std::strerror(errno)));
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) throw SystemError(fmt::format("predict: fork: {}", std::strerror(errno)));
-  if (pid == 0) {
-    ::close(fds[0]);
-    child_main(fds[1], scenario, gpus, calibration, options);
-  }
-  ::close(fds[1]);
-  const std::string text = read_all(fds[0]);
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || text.empty())
-    throw SystemError(fmt::format("predict: the simulation of {} GPUs died (status {})", gpus, status));
-  const Json reply = Json::parse(text);
-  if (reply.contains("point")) return point_from_json(reply["point"]);
-  const std::string kind = reply.at("error"), message = reply.at("message");
-  if (kind == "input") throw InputError(message);
-  if (kind == "system") throw SystemError(message);
-  throw InternalError(fmt::format("{} GPUs: {}", gpus, message));
+  return simulate_points_forked({PointJob{scenario, gpus, calibration}}, 1, options).front();
 }
 
 const char* fidelity_name(Fidelity f) {
