@@ -73,7 +73,7 @@ struct LayerDesc {
   // Activation layouts, for a backend whose activation_block() is b > 0: 0 is plain NCHW, b is channels in blocks
   // of b ([n][c / b][h][w][c % b], oneDNN's nChw<b>c, channels a multiple of b). One per input (empty: all plain)
   // and one for the output; the output's gradient has the output's layout, an input's gradient the input's.
-  std::vector<int> in_blocks;
+  std::vector<int> in_blocks = {};
   int out_block = 0;
 };
 
