@@ -68,7 +68,7 @@ void add_row(Comparison& c, const PointFigures& m, const std::string& figure, do
 std::string figure_name(const std::string& figure) {
   if (figure == "iteration_s") return "iteration";
   if (figure == "images_per_sec") return "images/s";
-  if (figure.rfind("bucket:", 0) == 0) return "bucket " + figure.substr(7);
+  if (figure.rfind("bucket:", 0) == 0) return figure.substr(7);  // the plan label ("bucket 0 push")
   std::string name = figure.substr(0, figure.size() - 2);  // compute_s -> compute
   std::replace(name.begin(), name.end(), '_', ' ');
   return name;
