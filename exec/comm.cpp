@@ -11,6 +11,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <cstring>
@@ -356,10 +357,27 @@ void ScheduleRunner::wait(CollectiveHandle handle) {
   }
 }
 
+namespace {
+std::atomic<bool> idle_naps{true};
+}  // namespace
+
+void set_idle_naps(bool naps) { idle_naps.store(naps, std::memory_order_relaxed); }
+
+int configure_idle_naps(MPI_Comm comm, int threads_per_rank) {
+  MPI_Comm node = MPI_COMM_NULL;
+  ST_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  int on_node = 1;
+  ST_MPI_CHECK(MPI_Comm_size(node, &on_node));
+  MPI_Comm_free(&node);
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  set_idle_naps(static_cast<int64_t>(on_node) * std::max(1, threads_per_rank) > cores);
+  return on_node;
+}
+
 void IdleBackoff::pause() {
   const double now_s = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   if (idle_since_s_ < 0.0) idle_since_s_ = now_s;
-  if (now_s - idle_since_s_ < kSpinSeconds)
+  if (!idle_naps.load(std::memory_order_relaxed) || now_s - idle_since_s_ < kSpinSeconds)
     sched_yield();
   else
     std::this_thread::sleep_for(std::chrono::duration<double>(kNapSeconds));

@@ -129,6 +129,9 @@ class ScheduleRunner {
 // (a peer on its own core answers within microseconds), then sleeps kNapSeconds at a time, so that a rank
 // waiting for others gives its core away (more ranks than cores: a parameter server next to two workers on two
 // cores; other processes on a shared machine) instead of busy-polling it as MPI's blocking calls do.
+// Where every rank and compute thread of the node has a core of its own, nobody needs the core given away and a
+// nap only delays the pipelined fragments of a shared-memory transfer (Open MPI's rendezvous needs both sides to
+// poll): set_idle_naps(false) then keeps a waiting rank on sched_yield() (see configure_idle_naps).
 class IdleBackoff {
  public:
   static constexpr double kSpinSeconds = 100e-6;
@@ -139,6 +142,12 @@ class IdleBackoff {
  private:
   double idle_since_s_ = -1.0;
 };
+
+// Process-wide: whether IdleBackoff naps after kSpinSeconds (default true).
+void set_idle_naps(bool naps);
+// Collective over comm: naps only where the ranks of comm on this node times threads_per_rank exceed the node's
+// cores. Returns the number of ranks of comm on this node.
+int configure_idle_naps(MPI_Comm comm, int threads_per_rank);
 
 // MPI_Recv with an IdleBackoff between MPI_Test calls instead of MPI's busy-polling wait.
 void recv_with_backoff(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,

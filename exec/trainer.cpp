@@ -195,6 +195,7 @@ TrainResult train(const plan::Scenario& scenario, const TrainOptions& options, M
   ctx.workers_comm = result.worker ? split : MPI_COMM_NULL;
 
   const int threads = options.threads > 0 ? options.threads : default_threads(comm);
+  configure_idle_naps(comm, threads);  // a waiting rank gives its core away only where cores are short
   std::unique_ptr<Backend> backend = make_backend(options, threads);
   ctx.backend = backend.get();
   detail::RunnerSet runners(ctx.plan, comm);
