@@ -69,10 +69,11 @@ void CheckpointStore::save(const std::string& dir, int64_t iteration, const std:
   for (const StateBuffer& b : state) {
     host.resize(static_cast<size_t>(b.count));
     backend_.download(host.data(), b.data, b.count);
-    std::memcpy(out, host.data(), host.size() * sizeof(float));
+    if (!host.empty()) std::memcpy(out, host.data(), host.size() * sizeof(float));
     out += host.size() * sizeof(float);
   }
-  std::memcpy(out, stats.data(), stats.size() * sizeof(double));
+  // A rank without statistics (a parameter server) has none to copy: memcpy must not see their null data().
+  if (!stats.empty()) std::memcpy(out, stats.data(), stats.size() * sizeof(double));
 
   std::error_code ec;
   fs::create_directories(fs::path(dir) / iteration_dir(iteration), ec);
@@ -148,11 +149,11 @@ int64_t CheckpointStore::load(const std::string& dir, const std::vector<StateBuf
   std::vector<float> host;
   for (const StateBuffer& b : state) {
     host.resize(static_cast<size_t>(b.count));
-    std::memcpy(host.data(), in, host.size() * sizeof(float));
+    if (!host.empty()) std::memcpy(host.data(), in, host.size() * sizeof(float));
     backend_.upload(b.data, host.data(), b.count);
     in += host.size() * sizeof(float);
   }
-  std::memcpy(stats.data(), in, stats.size() * sizeof(double));
+  if (!stats.empty()) std::memcpy(stats.data(), in, stats.size() * sizeof(double));
   return iteration;
 }
 
