@@ -136,7 +136,7 @@ int run_benchmark(const Options& o) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  scaletwin::exec::configure_idle_naps(MPI_COMM_WORLD, 1);  // as the trainer: naps only where cores are short
+  scaletwin::exec::configure_idle_naps(scaletwin::exec::ranks_on_node(MPI_COMM_WORLD), 1);  // as the trainer: naps only where cores are short
   return scaletwin::exec::run_or_abort(MPI_COMM_WORLD, [&] {
     const int code = run_benchmark(parse(argc, argv));
     MPI_Finalize();

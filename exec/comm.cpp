@@ -363,15 +363,19 @@ std::atomic<bool> idle_naps{true};
 
 void set_idle_naps(bool naps) { idle_naps.store(naps, std::memory_order_relaxed); }
 
-int configure_idle_naps(MPI_Comm comm, int threads_per_rank) {
+int ranks_on_node(MPI_Comm comm) {
   MPI_Comm node = MPI_COMM_NULL;
   ST_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
   int on_node = 1;
   ST_MPI_CHECK(MPI_Comm_size(node, &on_node));
   MPI_Comm_free(&node);
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  set_idle_naps(static_cast<int64_t>(on_node) * std::max(1, threads_per_rank) > cores);
   return on_node;
+}
+
+int node_cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+void configure_idle_naps(int on_node, int threads_per_rank) {
+  set_idle_naps(static_cast<int64_t>(std::max(1, on_node)) * std::max(1, threads_per_rank) > node_cores());
 }
 
 void IdleBackoff::pause() {

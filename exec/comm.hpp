@@ -145,9 +145,12 @@ class IdleBackoff {
 
 // Process-wide: whether IdleBackoff naps after kSpinSeconds (default true).
 void set_idle_naps(bool naps);
-// Collective over comm: naps only where the ranks of comm on this node times threads_per_rank exceed the node's
-// cores. Returns the number of ranks of comm on this node.
-int configure_idle_naps(MPI_Comm comm, int threads_per_rank);
+// Collective over comm: the number of its ranks on this rank's node (MPI_COMM_TYPE_SHARED).
+int ranks_on_node(MPI_Comm comm);
+// The node's cores (at least 1).
+int node_cores();
+// Naps only where on_node ranks (ranks_on_node) times threads_per_rank exceed the node's cores.
+void configure_idle_naps(int on_node, int threads_per_rank);
 
 // MPI_Recv with an IdleBackoff between MPI_Test calls instead of MPI's busy-polling wait.
 void recv_with_backoff(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,

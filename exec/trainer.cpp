@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 
 #include "core/error.hpp"
 #include "core/files.hpp"
@@ -109,16 +108,6 @@ Json make_report(const Context& ctx, const std::string& backend_name, const std:
 
 namespace {
 
-int default_threads(MPI_Comm comm) {
-  MPI_Comm node;
-  ST_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-  int on_node = 1;
-  ST_MPI_CHECK(MPI_Comm_size(node, &on_node));
-  MPI_Comm_free(&node);
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return std::max(1, cores / on_node);
-}
-
 std::unique_ptr<Backend> make_backend(const TrainOptions& options, int threads) {
   if (options.device == "cuda") {  // the CLI has checked cuda_device_available() (exec/cuda_backend.hpp) first
     throw SystemError("run --device cuda: the MPI training driver exchanges host buffers and does not drive the "
@@ -194,8 +183,9 @@ TrainResult train(const plan::Scenario& scenario, const TrainOptions& options, M
   ST_MPI_CHECK(MPI_Comm_split(comm, result.worker ? 0 : 1, ctx.rank, &split));
   ctx.workers_comm = result.worker ? split : MPI_COMM_NULL;
 
-  const int threads = options.threads > 0 ? options.threads : default_threads(comm);
-  configure_idle_naps(comm, threads);  // a waiting rank gives its core away only where cores are short
+  const int on_node = ranks_on_node(comm);
+  const int threads = options.threads > 0 ? options.threads : std::max(1, node_cores() / on_node);
+  configure_idle_naps(on_node, threads);  // a waiting rank gives its core away only where cores are short
   std::unique_ptr<Backend> backend = make_backend(options, threads);
   ctx.backend = backend.get();
   detail::RunnerSet runners(ctx.plan, comm);
