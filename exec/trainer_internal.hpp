@@ -79,6 +79,11 @@ struct RankFigures {
   double pushes = 0.0;          // servers: on-demand pushes served
   double staleness_sum = 0.0;
   double staleness_max = 0.0;
+  // Workers, measured iterations only (after warm-up): the count, sum and sum of squares of each iteration's
+  // compute time, for its coefficient of variation (the run record's compute_jitter).
+  double jitter_n = 0.0;
+  double jitter_sum_s = 0.0;
+  double jitter_sum_sq_s2 = 0.0;
 };
 
 struct WorkerOutcome {

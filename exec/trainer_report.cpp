@@ -31,6 +31,13 @@ Json epochs_json(const Context& ctx, const std::vector<EpochStats>& epochs) {
   return out;
 }
 
+// Coefficient of variation of a worker's compute time per measured iteration (population, n >= 2).
+double compute_cv(const RankFigures& f) {
+  const double mean = f.jitter_sum_s / f.jitter_n;
+  const double var = std::max(0.0, f.jitter_sum_sq_s2 / f.jitter_n - mean * mean);
+  return mean > 0.0 ? std::sqrt(var) / mean : 0.0;
+}
+
 }  // namespace
 
 Json make_report(const Context& ctx, const std::string& backend_name, const std::vector<RankFigures>& figures,
@@ -39,7 +46,8 @@ Json make_report(const Context& ctx, const std::string& backend_name, const std:
   const auto& plan = ctx.plan;
   const auto& s = ctx.scenario;
   int worker_nodes = 0, on_first_node = 0;
-  double images = 0, seconds = 0, compute = 0, comm = 0, data = 0, iterations = 0, rate_sum = 0;
+  double images = 0, seconds = 0, compute = 0, comm = 0, data = 0, iterations = 0, rate_sum = 0, jitter_sum = 0;
+  int jitter_ranks = 0;
   Json ranks = Json::array();
   for (size_t r = 0; r < figures.size(); ++r) {
     const auto& e = plan.endpoints[r];
@@ -64,6 +72,11 @@ Json make_report(const Context& ctx, const std::string& backend_name, const std:
       const double rate = f.seconds_after_warmup > 0 ? f.images_after_warmup / f.seconds_after_warmup : 0.0;
       rank["images_per_sec"] = rate;
       rate_sum += rate;
+      if (f.jitter_n >= 2.0) {
+        rank["compute_cv"] = compute_cv(f);
+        jitter_sum += compute_cv(f);
+        jitter_ranks += 1;
+      }
     } else if (plan.sync != plan::SyncKind::kSync) {
       rank["pushes_served"] = f.pushes;
       rank["staleness_mean"] = f.pushes > 0 ? f.staleness_sum / f.pushes : 0.0;
@@ -109,6 +122,10 @@ Json make_report(const Context& ctx, const std::string& backend_name, const std:
   run["train_loss"] = or_null(last ? last->loss_sum / std::max(1.0, last->samples) : 0.0, last && last->samples > 0);
   run["test_accuracy"] =
       or_null(last ? last->test_correct / std::max(1.0, last->test_samples) : 0.0, last && last->test_samples > 0);
+  // The spread of a worker's compute time from one measured iteration to the next (coefficient of variation,
+  // mean over workers): synchronous schemes wait for the slowest worker of each iteration, which a calibration
+  // turns into the expected wait (sim/jitter.hpp).
+  if (jitter_ranks > 0) run["compute_jitter"] = jitter_sum / jitter_ranks;
   if (plan.sync != plan::SyncKind::kSync)
     run["staleness"] = {{"pushes", staleness.pushes}, {"mean", staleness.mean}, {"max", staleness.max}};
   if (ctx.resumed_from > 0) run["resumed_from_iteration"] = ctx.resumed_from;  // --resume: figures after it

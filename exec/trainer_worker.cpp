@@ -141,7 +141,13 @@ LossStats Worker::iteration(int64_t step, const std::vector<int64_t>& permutatio
   if (data_item_ >= 0) ctx_.trace->compute(plan::Phase::kData, t0, t_data);
   fig_.data_s += t_data - t0;
   fig_.exposed_comm_s += engine_.wait_s() - wait0;
-  fig_.compute_s += (t1 - t_data) - (engine_.wait_s() - wait0);
+  const double compute = (t1 - t_data) - (engine_.wait_s() - wait0);
+  fig_.compute_s += compute;
+  if (step >= ctx_.warmup) {
+    fig_.jitter_n += 1.0;
+    fig_.jitter_sum_s += compute;
+    fig_.jitter_sum_sq_s2 += compute * compute;
+  }
   fig_.iterations += 1;
   fig_.images += static_cast<double>(b_);
   return stats;
