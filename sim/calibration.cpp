@@ -120,6 +120,7 @@ DeviceEfficiency parse_device(const JsonObject& o, const DeviceEfficiency& base)
       o.get_number("matmul_knee_flops_per_byte", base.matmul_knee_flops_per_byte, 0.0, 1e6);
   d.model_factors = base.model_factors;
   d.shared_node_slowdown = o.get_number("shared_node_slowdown", base.shared_node_slowdown, 0.0, 100.0);
+  d.compute_jitter = o.get_number("compute_jitter", base.compute_jitter, 0.0, 10.0);
   if (o.has("model_factors")) {
     const JsonObject m = o.get_object("model_factors");
     for (const auto& item : m.raw().items())
@@ -182,7 +183,8 @@ Json calibration_to_json(const Calibration& c) {
                   {"conv_knee_flops_per_byte", d.conv_knee_flops_per_byte},
                   {"matmul_knee_flops_per_byte", d.matmul_knee_flops_per_byte},
                   {"model_factors", d.model_factors},
-                  {"shared_node_slowdown", d.shared_node_slowdown}};
+                  {"shared_node_slowdown", d.shared_node_slowdown},
+                  {"compute_jitter", d.compute_jitter}};
   j["devices"] = devs;
   Json links = Json::object();
   for (const auto& [k, f] : c.links)

@@ -8,7 +8,8 @@
 //     "devices": {                              // keyed by topology::DeviceType::name / HostCpu::name, or "cpu"
 //       "Tesla K80 (one GK210)": {"conv": 0.36, "matmul": 0.45, "memory": 0.60, "op_overhead_s": 2e-5,
 //                                 "conv_knee_flops_per_byte": 0, "matmul_knee_flops_per_byte": 0,
-//                                 "model_factors": {"inception_v3": 0.8}, "shared_node_slowdown": 0.1}
+//                                 "model_factors": {"inception_v3": 0.8}, "shared_node_slowdown": 0.1,
+//                                 "compute_jitter": 0.05}
 //     },
 //     "links": {                                // link classes: pcie, nvlink, network, shm
 //       "pcie": {"latency_factor": 1.0, "bandwidth_factor": 0.85}
@@ -30,6 +31,9 @@
 // simulates a model calls it (absent models: factor 1). shared_node_slowdown: a processor whose node has k other
 // busy workers computing at the same time (CPU cores sharing caches, memory bandwidth and the package's clock)
 // takes (1 + shared_node_slowdown * k) times as long per op (Processor::co_runners; default 0, no slowdown).
+// compute_jitter: the coefficient of variation of a worker's compute time from one iteration to the next, as the
+// executor measures it (run record "compute_jitter"; calibrate copies it, it is not fitted); workers coupled by
+// synchronous collectives wait for the slowest of them every iteration (sim/jitter.hpp; default 0, none).
 #pragma once
 
 #include <map>
@@ -49,6 +53,7 @@ struct DeviceEfficiency {
   double matmul_knee_flops_per_byte = 0.0;
   std::map<std::string, double> model_factors = {};  // Model::name -> factor on conv and matmul efficiency
   double shared_node_slowdown = 0.0;                  // per other busy worker on the node (see above)
+  double compute_jitter = 0.0;                        // CV of compute time per iteration (see above)
 
   double for_class(models::LayerClass c) const;
   // The efficiency of one op of class c moving `bytes` for `flops`: for_class(c) scaled by the intensity curve.

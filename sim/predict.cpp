@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "sim/fast_runner.hpp"
+#include "sim/jitter.hpp"
 #include "sim/point_pool.hpp"
 
 namespace scaletwin::sim {
@@ -41,8 +42,10 @@ PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calib
   const plan::IterationPlan plan = plan::lower(scenario, model, cluster, gpus);
   // The calibration's per-model factors (fitted by calibrate) apply to this scenario's model only; for_model
   // clears them, so applying it again downstream changes nothing.
-  return run_iteration_plan(plan, cluster, calibration.for_model(model.name),
-                            scenario_run_options(scenario, options));
+  PointResult point = run_iteration_plan(plan, cluster, calibration.for_model(model.name),
+                                         scenario_run_options(scenario, options));
+  apply_compute_jitter(point, plan, cluster, calibration);
+  return point;
 }
 
 PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
@@ -78,8 +81,10 @@ PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, cons
   plan::LowerOptions lowering;
   lowering.materialize_schedules = false;  // the fast mode times recipes: no O(GPUs²) schedules
   const plan::IterationPlan plan = plan::lower(scenario, model, cluster, gpus, lowering);
-  return run_iteration_plan_fast(plan, cluster, calibration.for_model(model.name),
-                                 scenario_run_options(scenario, options));
+  PointResult point = run_iteration_plan_fast(plan, cluster, calibration.for_model(model.name),
+                                              scenario_run_options(scenario, options));
+  apply_compute_jitter(point, plan, cluster, calibration);
+  return point;
 }
 
 Report predict(const plan::Scenario& scenario, const PredictOptions& options) {

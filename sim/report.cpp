@@ -19,6 +19,7 @@ Json point_to_json(const PointResult& p, bool with_trace) {
             {"speedup_over_one_node", p.speedup_over_one_node},
             {"compute_s", p.compute_s},
             {"exposed_comm_s", p.exposed_comm_s},
+            {"jitter_wait_s", p.jitter_wait_s},
             {"sync", p.sync},
             {"fidelity", p.fidelity},
             {"plan_hash", p.plan_hash},
@@ -51,6 +52,7 @@ PointResult point_from_json(const Json& j) {
   p.speedup_over_one_node = j.at("speedup_over_one_node");
   p.compute_s = j.at("compute_s");
   p.exposed_comm_s = j.at("exposed_comm_s");
+  p.jitter_wait_s = j.value("jitter_wait_s", 0.0);
   p.sync = j.at("sync");
   p.fidelity = j.at("fidelity");
   p.plan_hash = j.at("plan_hash");
@@ -93,6 +95,9 @@ std::string report_table(const Report& r) {
     out << fmt::format("\nbreakdown at {} GPUs (critical worker w{}, plan {}, {} fidelity):\n", p.gpus,
                        p.critical_worker, p.plan_hash, p.fidelity);
     for (const auto& [phase, s] : p.phase_s) out << fmt::format("  {:<24} {:>12}\n", phase, format_seconds(s));
+    if (p.jitter_wait_s > 0.0)
+      out << fmt::format("  {:<24} {:>12}  waiting for the slowest synchronous worker (compute jitter)\n",
+                         "jitter wait", format_seconds(p.jitter_wait_s));
     for (const CollectiveTime& c : p.collectives)
       out << fmt::format("  {:<24} {:>12}  {} {}\n", c.label, format_seconds(c.seconds), format_bytes(c.bytes), c.purpose);
   }

@@ -37,6 +37,7 @@ struct PointResult {
   double speedup_over_one_node = 0.0;  // against the largest one-node point of the sweep (0 when it has none)
   double compute_s = 0.0;       // compute time per iteration of the critical worker
   double exposed_comm_s = 0.0;  // iteration_s not covered by the critical worker's compute
+  double jitter_wait_s = 0.0;   // of exposed_comm_s: the expected wait for the slowest worker (sim/jitter.hpp)
   std::string sync;             // "sync", "async", "mixed_async"
   std::string fidelity = "message";
   std::string plan_hash;

@@ -1,0 +1,68 @@
+// Expected wait for the slowest synchronous worker (see jitter.hpp).
+#include "sim/jitter.hpp"
+
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+namespace scaletwin::sim {
+
+double expected_max_of_normals(int g) {
+  if (g <= 1) return 0.0;
+  // E[max] = integral of x g phi(x) Phi(x)^(g-1) dx; the integrand is negligible outside [-9, 9] for any g a plan
+  // can have, and smooth: the trapezoid rule on 1/1000 steps is exact to ~1e-9.
+  const double lo = -9.0, hi = 9.0, h = 1e-3;
+  const double inv_sqrt_2pi = 0.3989422804014327;
+  double sum = 0.0;
+  for (double x = lo; x <= hi; x += h) {
+    const double phi = inv_sqrt_2pi * std::exp(-0.5 * x * x);
+    const double cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
+    sum += x * g * phi * std::pow(cdf, g - 1);
+  }
+  return sum * h;
+}
+
+int synchronous_group_size(const plan::IterationPlan& plan, int endpoint) {
+  // Union-find over endpoints, joined by every collective that is not on demand.
+  std::vector<size_t> parent(plan.endpoints.size());
+  std::iota(parent.begin(), parent.end(), size_t{0});
+  const auto find = [&](size_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  for (const plan::CollectiveInstance& c : plan.collectives) {
+    if (c.on_demand || c.participants.empty()) continue;
+    const size_t first = find(static_cast<size_t>(c.participants.front()));
+    for (int e : c.participants) parent[find(static_cast<size_t>(e))] = first;
+  }
+  const size_t root = find(static_cast<size_t>(endpoint));
+  int workers = 0;
+  for (size_t e = 0; e < plan.endpoints.size(); ++e)
+    if (plan.endpoints[e].kind == plan::EndpointKind::kWorker && find(e) == root) ++workers;
+  return workers;
+}
+
+void apply_compute_jitter(PointResult& point, const plan::IterationPlan& plan, const topology::Cluster& cluster,
+                          const Calibration& calibration) {
+  int critical = -1;
+  for (size_t e = 0; e < plan.endpoints.size(); ++e)
+    if (plan.endpoints[e].kind == plan::EndpointKind::kWorker && plan.endpoints[e].worker_index == point.critical_worker)
+      critical = static_cast<int>(e);
+  if (critical < 0 || point.iteration_s <= 0.0) return;
+  const plan::Endpoint& ep = plan.endpoints[static_cast<size_t>(critical)];
+  const std::string device = ep.device >= 0 ? cluster.spec().node.device.name : "cpu";
+  const double cv = calibration.device(device).compute_jitter;
+  if (cv <= 0.0) return;
+  const auto data = point.phase_s.find("data");
+  const double compute = point.compute_s - (data != point.phase_s.end() ? data->second : 0.0);
+  const double wait = cv * compute * expected_max_of_normals(synchronous_group_size(plan, critical));
+  if (wait <= 0.0) return;
+  // Every worker of the group waits as long; asynchronous groups keep their own pace, so each worker's rate (and
+  // their sum, images_per_sec) shrinks by the same factor.
+  point.images_per_sec *= point.iteration_s / (point.iteration_s + wait);
+  point.iteration_s += wait;
+  point.exposed_comm_s += wait;
+  point.jitter_wait_s = wait;
+}
+
+}  // namespace scaletwin::sim
