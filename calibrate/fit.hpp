@@ -6,7 +6,8 @@
 //   3. solve the linear part directly: one compute scale a (all compute times times a) in closed form,
 //        a = sum (C_r/T_r)(1 - E_r/T_r) / sum (C_r/T_r)^2,
 //      which gives the first start point;
-//   4. minimise sum_r ((predicted_r - measured_r) / measured_r)^2 + prior^2 |x - x_start|^2 over the log-parameters
+//   4. minimise sum_r ((predicted_r - measured_r) / measured_r)^2 (+ the measured phases' residuals of the runs
+//      that have them, surrogate.hpp) + prior^2 |x - x_start|^2 over the log-parameters
 //      x with NLopt's LN_BOBYQA from fixed start points (the solved one, then compute efficiencies x2 and x0.5,
 //      knee x10 and /10), communication parameters kept within a trust region of factor 3 around the point of
 //      linearisation; the weak prior keeps parameters the runs cannot see where they started;

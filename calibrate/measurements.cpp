@@ -54,6 +54,14 @@ MeasuredRun read_run(const Json& value, const std::string& file, const std::stri
   r.scheme = plan::parse_scheme(o.get_object("scheme"));
   r.images_per_sec = o.get_number("images_per_sec");
   if (!(r.images_per_sec > 0.0)) o.fail("images_per_sec", "a positive number of images per second");
+  if (o.has("compute_jitter")) r.compute_jitter = o.get_number("compute_jitter", std::nullopt, 0.0, 10.0);
+  if (o.has("phases_per_iteration_s")) {
+    const JsonObject phases = o.get_object("phases_per_iteration_s");
+    if (phases.has("compute") && phases.has("data")) {
+      r.compute_per_iteration_s = phases.get_number("compute", std::nullopt, 0.0, 1e6);
+      r.data_per_iteration_s = phases.get_number("data", std::nullopt, 0.0, 1e6);
+    }
+  }
   // Every other field (loss, per-rank figures, notes) is kept in raw and ignored: no finish().
   return r;
 }

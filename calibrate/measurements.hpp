@@ -33,6 +33,11 @@ struct MeasuredRun {
   std::optional<int64_t> classes;
   plan::Scheme scheme;
   double images_per_sec = 0.0;
+  std::optional<double> compute_jitter;  // CV of a worker's compute time per iteration (scaletwin run records it)
+  // "phases_per_iteration_s" {"compute", "data"} when the run has both (scaletwin run records them): a worker's
+  // compute (everything but batch assembly and waiting) and batch assembly per iteration, in seconds.
+  std::optional<double> compute_per_iteration_s;
+  std::optional<double> data_per_iteration_s;
 
   std::string file;       // the measurements file it came from
   std::string json_path;  // "/runs/3"

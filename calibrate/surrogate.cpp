@@ -84,6 +84,9 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
     config_of_run_.push_back(it->second);
     real_.push_back(r.data == "real");
     measured_.push_back(r.images_per_sec);
+    phases_.push_back(r.compute_per_iteration_s && r.data_per_iteration_s
+                          ? std::optional(std::pair(*r.compute_per_iteration_s, *r.data_per_iteration_s))
+                          : std::nullopt);
     exercised_.real_data = exercised_.real_data || r.data == "real";
   }
 }
@@ -95,6 +98,29 @@ double Surrogate::config_compute_s(const Config& k, const sim::Calibration& c) c
   double t = 0.0;
   for (const plan::ComputeOp& op : k.worker_ops.at(static_cast<size_t>(k.critical))) t += model.op_time_s(op, p);
   return t;
+}
+
+double Surrogate::config_data_s(const Config& k, const sim::Calibration& c) const {
+  const sim::ComputeModel model(c.for_model(k.model_name), k.real);
+  sim::Processor p = k.processor;
+  p.co_runners = k.worker_co_runners.at(static_cast<size_t>(k.critical));
+  double t = 0.0;
+  for (const plan::ComputeOp& op : k.worker_ops.at(static_cast<size_t>(k.critical)))
+    if (op.phase == plan::Phase::kData) t += model.op_time_s(op, p);
+  return t;
+}
+
+std::vector<double> Surrogate::phase_residuals(const sim::Calibration& c) const {
+  std::vector<double> out;
+  for (size_t r = 0; r < config_of_run_.size(); ++r) {
+    if (!phases_[r]) continue;
+    const Config& k = configs_[config_of_run_[r]];
+    const double data = config_data_s(k, c), compute = config_compute_s(k, c) - data;
+    const double t = measured_iteration_s(r);
+    out.push_back((compute - phases_[r]->first) / t);
+    out.push_back((data - phases_[r]->second) / t);
+  }
+  return out;
 }
 
 void Surrogate::linearize(const sim::Calibration& c, const std::vector<Parameter>& params, int parallel) {

@@ -9,11 +9,18 @@
 //   s_kj   = (t_sim_k(c0 with p_j * e^h) - t_sim_k(c0)) / h                    one simulation per comm parameter
 //   images/s = images/s_sim_k(c0) * t_sim_k(c0) / t_k(c)
 //
+// Runs that measured their phases (scaletwin run: compute and data per iteration) also give the phases' residuals:
+// (C_k(c) without the data op - measured compute) / T_r and (data op - measured data) / T_r, T_r the measured
+// iteration time, so that the compute efficiencies and the input cost are fitted to what each one measures, not
+// only to their sum.
+//
 // The compute part is the simulator's own compute model evaluated on the plan's ops, so it is exact as long as
 // the critical worker's compute stream stays the critical path; the fit re-simulates (relinearises) a few times so
 // that overlap and communication follow the parameters.
 #pragma once
 
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "calibrate/measurements.hpp"
@@ -33,6 +40,8 @@ class Surrogate {
   void linearize(const sim::Calibration& c, const std::vector<Parameter>& params, int parallel);
   // Predicted images/s of every run (in the order given to the constructor) at calibration c.
   std::vector<double> predict(const sim::Calibration& c) const;
+  // Per run with measured phases, two residuals (compute, then data) relative to its measured iteration time.
+  std::vector<double> phase_residuals(const sim::Calibration& c) const;
   // Measured iteration time of run r implied by its images/s, for the linear compute-scale solve.
   double measured_iteration_s(size_t r) const;
   // The critical worker's compute time per iteration of run r at c, and what is not compute (E_k).
@@ -57,11 +66,13 @@ class Surrogate {
     std::vector<double> slope_s;  // per comm parameter
   };
   double config_compute_s(const Config& k, const sim::Calibration& c) const;
+  double config_data_s(const Config& k, const sim::Calibration& c) const;  // the data ops' part of it
 
   std::vector<Config> configs_;
   std::vector<size_t> config_of_run_;
   std::vector<bool> real_;
   std::vector<double> measured_;
+  std::vector<std::optional<std::pair<double, double>>> phases_;  // per run: measured compute, data per iteration
   Exercised exercised_;
   std::vector<Parameter> comm_;
   std::vector<double> comm_log0_;

@@ -16,6 +16,7 @@
 #include <iostream>
 
 #include "calibrate/collective_bench.hpp"
+#include "calibrate/jitter.hpp"
 #include "calibrate/fit.hpp"
 #include "cli/command.hpp"
 #include "core/error.hpp"
@@ -83,11 +84,14 @@ int run_calibrate(const CalibrateArgs& a) {
   options.outer_iterations = a.outer;
   options.validate = !a.no_validate;
   const Json benches = apply_benches(a, train, start, options.fixed_links);
+  // Measured, not fitted: set before the fit so that the fitted values explain what the jitter does not.
+  const std::vector<calibrate::MeasuredJitter> jitter = calibrate::apply_measured_jitter(train, start);
   Progress progress("calibrate: simulations", 0, progress_style_for_stderr(a.quiet));
   const ProgressScope progress_scope(progress);  // calibrate/simulate.cpp ticks it per finished simulation
   const calibrate::FitResult fit = calibrate::fit_calibration(train, start, options);
   Json fit_json = calibrate::fit_to_json(fit);
   if (!benches.empty()) fit_json["collective_benchmarks"] = benches;
+  if (!jitter.empty()) fit_json["compute_jitter"] = calibrate::measured_jitter_to_json(jitter);
   calibrate::Validation holdout;
   if (!held.empty()) {
     holdout = calibrate::validate_runs(held, fit.calibration, a.jobs);
@@ -110,6 +114,9 @@ int run_calibrate(const CalibrateArgs& a) {
                                b["file"].get<std::string>(), b["format"].get<std::string>(),
                                b["link"].get<std::string>(), b["latency_factor"].get<double>(),
                                b["bandwidth_factor"].get<double>());
+    for (const calibrate::MeasuredJitter& m : jitter)
+      std::cout << fmt::format("{}: compute jitter {:.2f}% (measured, mean of {} run(s))\n", m.device,
+                               100.0 * m.value, m.runs.size());
     if (!held.empty())
       std::cout << fmt::format("held out ({}):\n", a.holdout) << calibrate::validation_table(holdout);
     std::cout << fmt::format("calibration written to {}\n", a.output);

@@ -41,6 +41,16 @@ std::vector<MeasuredRun> synthetic_runs(const std::vector<Spec>& specs, const si
   return runs;
 }
 
+const std::string kCore = "CPU core (local)";  // the device of cluster local-cpu (the closed loop's)
+
+// The default calibration with the local CPU core's conv efficiency set.
+sim::Calibration cpu_truth(double conv) {
+  sim::Calibration c = sim::default_calibration();
+  c.devices[kCore] = c.device(kCore);
+  c.devices[kCore].conv = conv;
+  return c;
+}
+
 const Json kNoComm = {{"name", "allreduce"}, {"algorithm", "ring"}};  // one GPU: no collective at all
 
 }  // namespace
@@ -110,10 +120,8 @@ TEST_CASE("a link factor is recovered from parameter-server runs", "[unit]") {
 TEST_CASE("the shared-node slowdown and the per-message overhead are recovered from one- and two-rank CPU runs",
           "[unit]") {
   // The closed loop's situation (cluster local-cpu): ranks on the cores of one node, talking through shared memory.
-  const std::string core = "CPU core (local)";
-  sim::Calibration truth = sim::default_calibration();
-  truth.devices[core] = truth.device(core);
-  truth.devices[core].conv = 0.3;
+  const std::string core = kCore;
+  sim::Calibration truth = cpu_truth(0.3);
   truth.devices[core].shared_node_slowdown = 0.2;
   truth.message_overhead_s = 3e-5;  // within the fit's trust regions (x3, x2, x1.5) of the default 5e-6
   const Json ring = {{"name", "allreduce"}, {"algorithm", "ring"}};
@@ -137,4 +145,40 @@ TEST_CASE("the shared-node slowdown and the per-message overhead are recovered f
   CHECK(got.shared_node_slowdown == Approx(0.2).epsilon(0.1));
   CHECK(fit.calibration.message_overhead_s == Approx(3e-5).epsilon(0.15));
   CHECK(fit.surrogate_mape < 1.0);
+}
+
+TEST_CASE("measured phases separate the input cost from the compute efficiencies that images/s alone confound",
+          "[unit]") {
+  // Real data on one CPU core: both the input pipeline and the layers cost per image, so images/s at two batch
+  // sizes cannot tell them apart; the run records' compute and data per iteration can.
+  const std::string core = kCore;
+  sim::Calibration truth = cpu_truth(0.3);
+  truth.input_cost_per_image_s = 2e-6;
+  Json doc = {{"format", "scaletwin-measurements/1"}, {"runs", Json::array()}};
+  for (int batch : {16, 64})
+    doc["runs"].push_back({{"id", fmt::format("lenet5-bs{}", batch)}, {"cluster", "local-cpu"}, {"nodes", 1},
+                           {"gpus_per_node", 1}, {"model", "lenet5"}, {"batch_per_gpu", batch}, {"data", "real"},
+                           {"scheme", kNoComm}, {"images_per_sec", 1.0}});
+  std::vector<MeasuredRun> runs = parse_measurements(doc, "synthetic.json");
+  std::vector<SimJob> jobs;
+  for (const MeasuredRun& r : runs) jobs.push_back(SimJob{scenario_of(r), r.gpus(), truth});
+  const auto points = simulate_all(jobs, 2, sim::RunOptions{});
+  for (size_t i = 0; i < runs.size(); ++i) {
+    runs[i].images_per_sec = points[i].images_per_sec;
+    const double data = points[i].phase_s.at("data");
+    runs[i].data_per_iteration_s = data;
+    runs[i].compute_per_iteration_s = points[i].compute_s - data;
+  }
+  FitOptions options;
+  options.free = {"conv", "input_cost_per_image_s"};
+  options.prior = 1e-7;
+  options.outer_iterations = 1;
+  options.validate = false;
+  sim::Calibration start = sim::default_calibration();
+  start.input_cost_per_image_s = 5e-5;  // far off, where the closed loop's fits used to land
+  const FitResult fit = fit_calibration(runs, start, options);
+  for (const FittedValue& v : fit.values) INFO(v.name << " = " << v.value << " +- " << v.std_error);
+  CHECK(fit.calibration.input_cost_per_image_s == Approx(2e-6).epsilon(0.03));
+  CHECK(fit.calibration.devices.at(core).conv == Approx(0.3).epsilon(0.03));
+  CHECK(fit.surrogate_mape < 0.5);
 }

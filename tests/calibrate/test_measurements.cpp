@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "calibrate/jitter.hpp"
 #include "calibrate/measurements.hpp"
 #include "core/error.hpp"
 
@@ -127,4 +128,44 @@ TEST_CASE("hold-out filters compare numbers as numbers and text as text", "[unit
   CHECK(parse_run_filter("data!=real", "--holdout")(r));
   CHECK(parse_run_filter("scheme==ps", "--holdout")(r));
   CHECK_THROWS_AS(parse_run_filter("nodes", "--holdout"), InputError);
+}
+
+TEST_CASE("compute_jitter: read when present, its range checked, and set per device from the co-running runs",
+          "[unit]") {
+  Json one = good_run(), two = good_run(), alone = good_run();
+  one["id"] = "shared-a";
+  one["compute_jitter"] = 0.04;
+  two["id"] = "shared-b";
+  two["compute_jitter"] = 0.08;
+  alone["id"] = "alone";
+  alone["gpus_per_node"] = 1;
+  alone["compute_jitter"] = 0.5;
+  Json plain = good_run();
+  plain["id"] = "plain";
+  const Json doc = {{"format", "scaletwin-measurements/1"}, {"runs", {one, two, alone, plain}}};
+  const auto runs = parse_measurements(doc, "m.json");
+  REQUIRE(runs.size() == 4);
+  CHECK(*runs[0].compute_jitter == 0.04);
+  CHECK_FALSE(runs[3].compute_jitter.has_value());
+  // Runs with co-runners (2+ workers per node) are the ones used when there are any: (0.04 + 0.08) / 2.
+  sim::Calibration c = sim::default_calibration();
+  const auto set = apply_measured_jitter(runs, c);
+  REQUIRE(set.size() == 1);
+  CHECK(set[0].device == run_device(runs[0]));
+  CHECK(set[0].value == Approx(0.06));
+  CHECK(set[0].runs == std::vector<std::string>{"shared-a", "shared-b"});
+  CHECK(c.device(set[0].device).compute_jitter == Approx(0.06));
+  // Only runs alone on their node: they are used.
+  sim::Calibration lone = sim::default_calibration();
+  const auto from_alone = apply_measured_jitter({runs[2]}, lone);
+  REQUIRE(from_alone.size() == 1);
+  CHECK(lone.device(from_alone[0].device).compute_jitter == Approx(0.5));
+  // No run carries it: nothing changes.
+  sim::Calibration none = sim::default_calibration();
+  CHECK(apply_measured_jitter({runs[3]}, none).empty());
+  Json bad = good_run();
+  bad["compute_jitter"] = -1;
+  const InputError e = error_of(document(bad));
+  CHECK(e.file() == "m.json");
+  CHECK(e.json_path() == "/runs/0/compute_jitter");
 }
