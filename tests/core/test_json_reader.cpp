@@ -8,19 +8,10 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/json_reader.hpp"
+#include "tests/input_error_message.hpp"
 
 using namespace scaletwin;
-
-namespace {
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-}  // namespace
+using scaletwin::testing::input_error_message;
 
 TEST_CASE("typed accessors read values and defaults", "[json]") {
   const Json j = parse_json_text(R"({"a": 3, "b": "x", "c": true, "bw": "10Gbps", "o": {"k": 1.5}})", "t.json");
@@ -37,27 +28,27 @@ TEST_CASE("typed accessors read values and defaults", "[json]") {
 TEST_CASE("every error names the file, the path and the expectation", "[json]") {
   const Json j = parse_json_text(R"({"a": "three", "n": -2, "typo": 1, "o": {"e": "maybe"}})", "s.json");
   const JsonObject o = JsonObject::root(j, "s.json");
-  std::string m = message_of([&] { o.get_int("a"); });
+  std::string m = input_error_message([&] { o.get_int("a"); });
   CHECK(m.find("s.json at /a") != std::string::npos);
   CHECK(m.find("an integer") != std::string::npos);
-  m = message_of([&] { o.get_int("n", std::nullopt, 1); });
+  m = input_error_message([&] { o.get_int("n", std::nullopt, 1); });
   CHECK(m.find("/n") != std::string::npos);
   CHECK(m.find(">= 1") != std::string::npos);
-  m = message_of([&] { o.get_object("o").get_enum("e", {"yes", "no"}); });
+  m = input_error_message([&] { o.get_object("o").get_enum("e", {"yes", "no"}); });
   CHECK(m.find("/o/e") != std::string::npos);
   CHECK(m.find("yes, no") != std::string::npos);
-  m = message_of([&] { o.get_string("absent"); });
+  m = input_error_message([&] { o.get_string("absent"); });
   CHECK(m.find("/absent") != std::string::npos);
-  m = message_of([&] { o.finish(); });
+  m = input_error_message([&] { o.finish(); });
   CHECK(m.find("s.json at /typo") != std::string::npos);  // "a", "n", "o" were read above, "typo" never
   CHECK(m.find("unknown key \"typo\"") != std::string::npos);
 }
 
 TEST_CASE("syntax errors and missing files are input errors", "[json]") {
-  const std::string m = message_of([] { parse_json_text("{\n  \"a\": 1,\n  oops\n}", "broken.json"); });
+  const std::string m = input_error_message([] { parse_json_text("{\n  \"a\": 1,\n  oops\n}", "broken.json"); });
   CHECK(m.find("broken.json") != std::string::npos);
   CHECK(m.find("line 3") != std::string::npos);
-  CHECK(message_of([] { load_json_file("/nonexistent/x.json"); }).find("/nonexistent/x.json") != std::string::npos);
+  CHECK(input_error_message([] { load_json_file("/nonexistent/x.json"); }).find("/nonexistent/x.json") != std::string::npos);
 }
 
 TEST_CASE("atomic writes leave the whole file or nothing", "[files]") {

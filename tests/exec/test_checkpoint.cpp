@@ -11,6 +11,9 @@
 #include "core/error.hpp"
 #include "exec/checkpoint.hpp"
 #include "exec/cpu/cpu_backend.hpp"
+#include "tests/input_error_message.hpp"
+
+using scaletwin::testing::input_error_message;
 
 namespace scaletwin::test {
 
@@ -45,17 +48,6 @@ std::string shared_dir(const std::string& name) {
 
 exec::CheckpointIdentity identity(const std::string& plan_hash = "00000000000000aa") {
   return {"unit", plan_hash, ranks(), 100, "00000000000000bb"};
-}
-
-// The message of the InputError that f throws ("" if none).
-template <typename F>
-std::string input_error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace
@@ -98,21 +90,21 @@ TEST_CASE("checkpoint: one that does not belong to the job is an InputError nami
   const std::vector<exec::StateBuffer> state = {{"params", a.data(), 10}};
   std::vector<double> stats;
   const exec::CheckpointStore store(backend, identity(), MPI_COMM_WORLD);
-  CHECK_THAT(input_error_of([&] { store.load(dir, state, stats); }), Catch::Contains("checkpoint.json"));
+  CHECK_THAT(input_error_message([&] { store.load(dir, state, stats); }), Catch::Contains("checkpoint.json"));
   store.save(dir, 30, state, {});
 
   const exec::CheckpointStore other_plan(backend, identity("00000000000000cc"), MPI_COMM_WORLD);
-  const std::string plan_error = input_error_of([&] { other_plan.load(dir, state, stats); });
+  const std::string plan_error = input_error_message([&] { other_plan.load(dir, state, stats); });
   CHECK_THAT(plan_error, Catch::Contains("checkpoint.json at /plan_hash"));
 
   exec::Buffer bigger = backend.alloc(11);
   const std::string buffers_error =
-      input_error_of([&] { store.load(dir, {{"params", bigger.data(), 11}}, stats); });
+      input_error_message([&] { store.load(dir, {{"params", bigger.data(), 11}}, stats); });
   CHECK_THAT(buffers_error, Catch::Contains("rank-" + std::to_string(rank) + ".ckpt at /buffers"));
 
   const fs::path mine = fs::path(dir) / "iteration-00000030" / ("rank-" + std::to_string(rank) + ".ckpt");
   fs::resize_file(mine, fs::file_size(mine) - 4);
-  CHECK_THAT(input_error_of([&] { store.load(dir, state, stats); }), Catch::Contains("bytes as its header announces"));
+  CHECK_THAT(input_error_message([&] { store.load(dir, state, stats); }), Catch::Contains("bytes as its header announces"));
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) fs::remove_all(fs::path(dir).parent_path());
 }
