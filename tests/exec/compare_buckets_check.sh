@@ -3,7 +3,8 @@
 # The run record's per-bucket collective times against predict, through the binary: scaletwin run (GPUS workers, a
 # few iterations, synthetic data) writes "collectives": [{"label", "seconds"}] with every seconds > 0, and
 # `scaletwin compare` of predict --json (same scenario, GPUS) against it joins every collective label of the
-# prediction with a measured figure > 0 (no predicted label left unmatched).
+# prediction with a measured figure > 0 (no predicted label left unmatched). The run record's compute_jitter is the
+# mean of its workers' compute_cv.
 set -u
 bin=$1 scenario=$2 dir=$3 gpus=$4
 fail() { echo "FAIL: $*"; exit 1; }
@@ -20,6 +21,12 @@ jq -e '.runs[0].collectives | type == "array" and length > 0' "$dir/run.json" >/
   fail "the run record has no collectives list"
 jq -e '[.runs[0].collectives[] | (.label | type == "string") and .seconds > 0] | all' "$dir/run.json" >/dev/null ||
   fail "a collective of the run record has no label or seconds <= 0: $(jq -c '.runs[0].collectives' "$dir/run.json")"
+# The compute jitter: every worker's coefficient of variation over the 8 - 3 measured iterations, and their mean.
+jq -e '.runs[0] | (.compute_jitter | type == "number" and . >= 0 and . < 10) and
+       ([.ranks[] | select(.kind == "worker") | .compute_cv | type == "number" and . >= 0] | length > 0 and all) and
+       (.compute_jitter - ([.ranks[] | select(.kind == "worker") | .compute_cv] | add / length) | fabs < 1e-9)' \
+  "$dir/run.json" >/dev/null ||
+  fail "the run record's compute_jitter is not the mean of its workers' compute_cv: $(jq -c '.runs[0] | [.compute_jitter, [.ranks[].compute_cv]]' "$dir/run.json")"
 jq -r ".predictions[] | select(.gpus == $gpus) | .collectives[].label" "$dir/predict.json" | sort -u >"$dir/predicted.txt"
 [ -s "$dir/predicted.txt" ] || fail "the prediction at $gpus GPUs has no collectives"
 jq -r '.rows[] | select(.figure | startswith("bucket:")) | select(.measured > 0 and .predicted > 0) | .figure[7:]' \
