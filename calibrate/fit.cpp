@@ -29,16 +29,17 @@ struct Problem {
     return c;
   }
   // Relative errors of images/s, one per run.
-  std::vector<double> rate_residuals(const std::vector<double>& x) const {
-    const std::vector<double> predicted = surrogate->predict(at(x));
+  std::vector<double> rate_residuals(const sim::Calibration& c) const {
+    const std::vector<double> predicted = surrogate->predict(c);
     std::vector<double> r;
     for (size_t i = 0; i < predicted.size(); ++i) r.push_back(predicted[i] / (*measured)[i] - 1.0);
     return r;
   }
   // Those, then the measured phases' (surrogate.hpp): what the fit minimises.
   std::vector<double> residuals(const std::vector<double>& x) const {
-    std::vector<double> r = rate_residuals(x);
-    const std::vector<double> phases = surrogate->phase_residuals(at(x));
+    const sim::Calibration c = at(x);
+    std::vector<double> r = rate_residuals(c);
+    const std::vector<double> phases = surrogate->phase_residuals(c);
     r.insert(r.end(), phases.begin(), phases.end());
     return r;
   }
@@ -248,7 +249,7 @@ FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calib
   result.calibration = c;
   result.runs = static_cast<int>(runs.size());
   result.configurations = static_cast<int>(surrogate.configurations());
-  result.surrogate_mape = mape_of(problem.rate_residuals(x));
+  result.surrogate_mape = mape_of(problem.rate_residuals(problem.at(x)));
   const std::vector<double> se = log_std_errors(problem, x);
   for (size_t j = 0; j < params.size(); ++j) {
     const double v = params[j].get(c);

@@ -91,23 +91,21 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
   }
 }
 
-double Surrogate::config_compute_s(const Config& k, const sim::Calibration& c) const {
+Surrogate::ComputeSplit Surrogate::config_compute(const Config& k, const sim::Calibration& c) const {
   const sim::ComputeModel model(c.for_model(k.model_name), k.real);
   sim::Processor p = k.processor;
   p.co_runners = k.worker_co_runners.at(static_cast<size_t>(k.critical));
-  double t = 0.0;
-  for (const plan::ComputeOp& op : k.worker_ops.at(static_cast<size_t>(k.critical))) t += model.op_time_s(op, p);
+  ComputeSplit t;
+  for (const plan::ComputeOp& op : k.worker_ops.at(static_cast<size_t>(k.critical))) {
+    const double s = model.op_time_s(op, p);
+    t.total_s += s;
+    if (op.phase == plan::Phase::kData) t.data_s += s;
+  }
   return t;
 }
 
-double Surrogate::config_data_s(const Config& k, const sim::Calibration& c) const {
-  const sim::ComputeModel model(c.for_model(k.model_name), k.real);
-  sim::Processor p = k.processor;
-  p.co_runners = k.worker_co_runners.at(static_cast<size_t>(k.critical));
-  double t = 0.0;
-  for (const plan::ComputeOp& op : k.worker_ops.at(static_cast<size_t>(k.critical)))
-    if (op.phase == plan::Phase::kData) t += model.op_time_s(op, p);
-  return t;
+double Surrogate::config_compute_s(const Config& k, const sim::Calibration& c) const {
+  return config_compute(k, c).total_s;
 }
 
 std::vector<double> Surrogate::phase_residuals(const sim::Calibration& c) const {
@@ -115,10 +113,10 @@ std::vector<double> Surrogate::phase_residuals(const sim::Calibration& c) const 
   for (size_t r = 0; r < config_of_run_.size(); ++r) {
     if (!phases_[r]) continue;
     const Config& k = configs_[config_of_run_[r]];
-    const double data = config_data_s(k, c), compute = config_compute_s(k, c) - data;
+    const ComputeSplit split = config_compute(k, c);
     const double t = measured_iteration_s(r);
-    out.push_back((compute - phases_[r]->first) / t);
-    out.push_back((data - phases_[r]->second) / t);
+    out.push_back((split.total_s - split.data_s - phases_[r]->first) / t);
+    out.push_back((split.data_s - phases_[r]->second) / t);
   }
   return out;
 }

@@ -65,8 +65,12 @@ class Surrogate {
     double exposed_s = 0.0;
     std::vector<double> slope_s;  // per comm parameter
   };
-  double config_compute_s(const Config& k, const sim::Calibration& c) const;
-  double config_data_s(const Config& k, const sim::Calibration& c) const;  // the data ops' part of it
+  struct ComputeSplit {
+    double total_s = 0.0;  // every compute op of the critical worker
+    double data_s = 0.0;   // of which the data ops
+  };
+  ComputeSplit config_compute(const Config& k, const sim::Calibration& c) const;
+  double config_compute_s(const Config& k, const sim::Calibration& c) const;  // config_compute().total_s
 
   std::vector<Config> configs_;
   std::vector<size_t> config_of_run_;

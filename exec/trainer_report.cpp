@@ -73,8 +73,9 @@ Json make_report(const Context& ctx, const std::string& backend_name, const std:
       rank["images_per_sec"] = rate;
       rate_sum += rate;
       if (f.jitter_n >= 2.0) {
-        rank["compute_cv"] = compute_cv(f);
-        jitter_sum += compute_cv(f);
+        const double cv = compute_cv(f);
+        rank["compute_cv"] = cv;
+        jitter_sum += cv;
         jitter_ranks += 1;
       }
     } else if (plan.sync != plan::SyncKind::kSync) {

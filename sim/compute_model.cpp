@@ -15,6 +15,11 @@ Processor cpu_processor(const topology::HostCpu& c) {
   return Processor{"cpu", c.peak_flops, c.memory_bandwidth_Bps, true};
 }
 
+Processor endpoint_processor(const plan::Endpoint& ep, const topology::Cluster& cluster, bool half_precision) {
+  const auto& node = cluster.spec().node;
+  return ep.device >= 0 ? device_processor(node.device, half_precision) : cpu_processor(node.cpu);
+}
+
 void note_co_runners(std::vector<Processor>& per_endpoint, const plan::IterationPlan& plan) {
   const auto busy = [&](size_t e) {
     return plan.endpoints[e].kind == plan::EndpointKind::kWorker && plan.endpoints[e].device >= 0;

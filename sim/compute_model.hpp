@@ -29,6 +29,8 @@ struct Processor {
 
 Processor device_processor(const topology::DeviceType& d, bool half_precision);
 Processor cpu_processor(const topology::HostCpu& c);
+// The processor an endpoint computes on: its node's device type, or the node's host CPU (device -1).
+Processor endpoint_processor(const plan::Endpoint& ep, const topology::Cluster& cluster, bool half_precision);
 // Sets co_runners of every worker endpoint on a device: the other such workers of the plan on its node (servers
 // mostly wait and are not counted). `per_endpoint` is indexed like plan.endpoints.
 void note_co_runners(std::vector<Processor>& per_endpoint, const plan::IterationPlan& plan);

@@ -66,11 +66,10 @@ FastPlan::FastPlan(const plan::IterationPlan& plan, const topology::Cluster& clu
     : plan_(plan), cluster_(cluster), model_(calibration, options.real_data), options_(options),
       faults_(options.faults, options.faults_file, cluster, plan), network_(cluster, calibration, faults_) {
   ST_ASSERT(plan.programs.size() == plan.endpoints.size(), "plan: one program per endpoint");
-  const auto& spec = cluster.spec();
   for (const plan::Endpoint& ep : plan.endpoints) {
     const bool gpu = ep.device >= 0;
     vertex_.push_back(gpu ? cluster.device_vertex(ep.node, ep.device) : cluster.cpu_vertex(ep.node));
-    processor_.push_back(gpu ? device_processor(spec.node.device, options.half_precision) : cpu_processor(spec.node.cpu));
+    processor_.push_back(endpoint_processor(ep, cluster, options.half_precision));
     const bool server = ep.kind == plan::EndpointKind::kServer;
     reduce_Bps_.push_back(rate_of(model_.reduce_time_s(1.0, processor_.back(), server)));
     copy_Bps_.push_back(rate_of(model_.copy_time_s(1.0, processor_.back())));

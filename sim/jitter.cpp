@@ -5,6 +5,8 @@
 #include <numeric>
 #include <vector>
 
+#include "sim/compute_model.hpp"
+
 namespace scaletwin::sim {
 
 double expected_max_of_normals(int g) {
@@ -49,9 +51,8 @@ void apply_compute_jitter(PointResult& point, const plan::IterationPlan& plan, c
     if (plan.endpoints[e].kind == plan::EndpointKind::kWorker && plan.endpoints[e].worker_index == point.critical_worker)
       critical = static_cast<int>(e);
   if (critical < 0 || point.iteration_s <= 0.0) return;
-  const plan::Endpoint& ep = plan.endpoints[static_cast<size_t>(critical)];
-  const std::string device = ep.device >= 0 ? cluster.spec().node.device.name : "cpu";
-  const double cv = calibration.device(device).compute_jitter;
+  const Processor processor = endpoint_processor(plan.endpoints[static_cast<size_t>(critical)], cluster, false);
+  const double cv = calibration.device(processor.name).compute_jitter;
   if (cv <= 0.0) return;
   const auto data = point.phase_s.find("data");
   const double compute = point.compute_s - (data != point.phase_s.end() ? data->second : 0.0);

@@ -93,11 +93,10 @@ Simulation::Simulation(const plan::IterationPlan& plan, const topology::Cluster&
   ST_ASSERT(options.iterations >= 1 && options.warmup >= 0, "runner: at least one measured iteration");
   ST_ASSERT(plan.programs.size() == plan.endpoints.size(), "plan: one program per endpoint");
   engine_ = make_engine();
-  const auto& spec = cluster.spec();
   for (const plan::Endpoint& ep : plan.endpoints) {
     const bool gpu = ep.device >= 0;
     vertex_.push_back(gpu ? cluster.device_vertex(ep.node, ep.device) : cluster.cpu_vertex(ep.node));
-    processor_.push_back(gpu ? device_processor(spec.node.device, options.half_precision) : cpu_processor(spec.node.cpu));
+    processor_.push_back(endpoint_processor(ep, cluster, options.half_precision));
   }
   note_co_runners(processor_, plan);
   std::set<std::pair<int, int>> pairs;
