@@ -44,6 +44,52 @@ int synchronous_group_size(const plan::IterationPlan& plan, int endpoint) {
   return workers;
 }
 
+std::vector<double> synchronous_segments(const plan::IterationPlan& plan, const topology::Cluster& cluster,
+                                         const Calibration& calibration, int endpoint) {
+  const auto synchronous = [&](const plan::Item& item) {
+    return item.kind == plan::Item::Kind::kComm && !plan.collectives.at(static_cast<size_t>(item.collective)).on_demand;
+  };
+  const std::vector<plan::Item>& items = plan.programs.at(static_cast<size_t>(endpoint)).items;
+  std::vector<bool> read(items.size(), false);  // a compute item has waited for it already
+  bool any = false;
+  for (const plan::Item& item : items) any = any || synchronous(item);
+  if (!any) return {};
+  // Walk the compute items in program order (one compute stream), closing a segment before each item that is the
+  // first to need a synchronous collective.
+  const ComputeModel model(calibration, false);
+  const Processor processor = endpoint_processor(plan.endpoints.at(static_cast<size_t>(endpoint)), cluster, false);
+  std::vector<double> segments;
+  double open = 0.0, total = 0.0;
+  for (const plan::Item& item : items) {
+    if (item.kind != plan::Item::Kind::kCompute) continue;
+    bool waits = false;
+    for (int d : item.deps) {
+      const plan::Item& dep = items.at(static_cast<size_t>(d));
+      if (synchronous(dep) && !read[static_cast<size_t>(d)]) waits = read[static_cast<size_t>(d)] = true;
+    }
+    if (waits) {
+      segments.push_back(open);
+      open = 0.0;
+    }
+    if (item.compute.phase == plan::Phase::kData) continue;
+    const double t = model.op_time_s(item.compute, processor);
+    open += t;
+    total += t;
+  }
+  bool unread = false;  // waited for at the end of the iteration
+  for (size_t i = 0; i < items.size(); ++i) unread = unread || (synchronous(items[i]) && !read[i]);
+  if (unread || segments.empty()) {
+    segments.push_back(open);
+  } else {
+    segments.front() += open;  // the last point's compute runs on to the next iteration's first point
+  }
+  if (total <= 0.0) return {};
+  std::vector<double> fractions;
+  for (double s : segments)
+    if (s > 0.0) fractions.push_back(s / total);
+  return fractions;
+}
+
 void apply_compute_jitter(PointResult& point, const plan::IterationPlan& plan, const topology::Cluster& cluster,
                           const Calibration& calibration) {
   int critical = -1;
@@ -54,9 +100,13 @@ void apply_compute_jitter(PointResult& point, const plan::IterationPlan& plan, c
   const Processor processor = endpoint_processor(plan.endpoints[static_cast<size_t>(critical)], cluster, false);
   const double cv = calibration.device(processor.name).compute_jitter;
   if (cv <= 0.0) return;
+  const int group = synchronous_group_size(plan, critical);
+  if (group <= 1) return;
+  double spread = 0.0;  // sum over synchronisation points of sqrt(f_k)
+  for (double f : synchronous_segments(plan, cluster, calibration, critical)) spread += std::sqrt(f);
   const auto data = point.phase_s.find("data");
   const double compute = point.compute_s - (data != point.phase_s.end() ? data->second : 0.0);
-  const double wait = cv * compute * expected_max_of_normals(synchronous_group_size(plan, critical));
+  const double wait = cv * compute * expected_max_of_normals(group) * spread;
   if (wait <= 0.0) return;
   // Every worker of the group waits as long; asynchronous groups keep their own pace, so each worker's rate (and
   // their sum, images_per_sec) shrinks by the same factor.

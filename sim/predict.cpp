@@ -42,9 +42,9 @@ PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calib
   const plan::IterationPlan plan = plan::lower(scenario, model, cluster, gpus);
   // The calibration's per-model factors (fitted by calibrate) apply to this scenario's model only; for_model
   // clears them, so applying it again downstream changes nothing.
-  PointResult point = run_iteration_plan(plan, cluster, calibration.for_model(model.name),
-                                         scenario_run_options(scenario, options));
-  apply_compute_jitter(point, plan, cluster, calibration);
+  const Calibration for_model = calibration.for_model(model.name);
+  PointResult point = run_iteration_plan(plan, cluster, for_model, scenario_run_options(scenario, options));
+  apply_compute_jitter(point, plan, cluster, for_model);
   return point;
 }
 
@@ -81,9 +81,9 @@ PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, cons
   plan::LowerOptions lowering;
   lowering.materialize_schedules = false;  // the fast mode times recipes: no O(GPUs²) schedules
   const plan::IterationPlan plan = plan::lower(scenario, model, cluster, gpus, lowering);
-  PointResult point = run_iteration_plan_fast(plan, cluster, calibration.for_model(model.name),
-                                              scenario_run_options(scenario, options));
-  apply_compute_jitter(point, plan, cluster, calibration);
+  const Calibration for_model = calibration.for_model(model.name);
+  PointResult point = run_iteration_plan_fast(plan, cluster, for_model, scenario_run_options(scenario, options));
+  apply_compute_jitter(point, plan, cluster, for_model);
   return point;
 }
 

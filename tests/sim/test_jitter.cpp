@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "plan/scenario.hpp"
 #include "sim/jitter.hpp"
@@ -13,8 +14,8 @@ using namespace scaletwin;
 
 namespace {
 
-plan::Scenario scenario(int nodes, int gpus_per_node, const Json& scheme) {
-  const Json j = {{"name", "jitter"}, {"model", "resnet18_cifar"}, {"cluster", "bsc-minotauro-k80"}, {"nodes", nodes},
+plan::Scenario scenario(int nodes, int gpus_per_node, const Json& scheme, const std::string& model = "resnet18_cifar") {
+  const Json j = {{"name", "jitter"}, {"model", model}, {"cluster", "bsc-minotauro-k80"}, {"nodes", nodes},
                   {"gpus_per_node", gpus_per_node}, {"batch_per_gpu", 32}, {"scheme", scheme}};
   return plan::parse_scenario(j, "test_jitter.json");
 }
@@ -50,6 +51,19 @@ const Json kRing = {{"name", "allreduce"}, {"algorithm", "ring"}};
 const Json kAsync = {{"name", "ps"}, {"mode", "async"}, {"servers", 2}};
 const Json kMixed = {{"name", "ps"}, {"mode", "mixed_async"}, {"servers", 2}};
 const Json kSyncPs = {{"name", "ps"}, {"mode", "sync"}, {"servers", 2}};
+const Json kHybrid = {{"name", "hybrid"}, {"data_parallel", kRing}, {"model_parallel", "fc"}};
+
+std::vector<double> segments(const plan::Scenario& s, int gpus, int worker) {
+  const plan::IterationPlan p = plan_of(s, gpus);
+  return sim::synchronous_segments(p, plan::load_scenario_cluster(s, gpus), sim::default_calibration(),
+                                   worker_endpoint(p, worker));
+}
+
+double sum(const std::vector<double>& v) {
+  double t = 0.0;
+  for (double x : v) t += x;
+  return t;
+}
 
 }  // namespace
 
@@ -99,6 +113,53 @@ TEST_CASE("compute jitter adds cv times compute times the expected maximum of g 
     CHECK(jittery.compute_s == Approx(steady.compute_s).epsilon(1e-12));
     CHECK(jittery.images_per_sec == Approx(steady.images_per_sec * steady.iteration_s / jittery.iteration_s).epsilon(1e-9));
   }
+}
+
+TEST_CASE("data-parallel and PS workers synchronise once per iteration and async workers never", "[sim]") {
+  for (const Json& scheme : {kRing, kSyncPs, kMixed}) {
+    INFO(scheme.dump());
+    for (int w : {0, 5}) {
+      const std::vector<double> f = segments(scenario(2, 4, scheme), 8, w);
+      REQUIRE(f.size() == 1);
+      CHECK(f[0] == Approx(1.0).epsilon(1e-12));
+    }
+  }
+  CHECK(segments(scenario(2, 4, kAsync), 8, 3).empty());
+  CHECK(segments(scenario(1, 1, kRing), 1, 0).size() <= 1);
+}
+
+TEST_CASE("the hybrid waits at every blocking exchange of its classifier and so pays more wait than the ring", "[sim]") {
+  // vgg16_cifar's classifier: its model-parallel fc layers each gather their input in the forward pass and
+  // scatter its gradient in the backward pass, and the update waits for the backbone's all-reduce.
+  const plan::Scenario hybrid = scenario(2, 4, kHybrid, "vgg16_cifar");
+  const plan::Scenario ring = scenario(2, 4, kRing, "vgg16_cifar");
+  const plan::IterationPlan hp = plan_of(hybrid, 8);
+  int blocking = 0;
+  for (const plan::CollectiveInstance& c : hp.collectives)
+    if (c.purpose == plan::CollectivePurpose::kActivationGather || c.purpose == plan::CollectivePurpose::kGradientScatter)
+      ++blocking;
+  REQUIRE(blocking >= 2);
+  const sim::PointResult h0 = point(hybrid, 8, 0.0), h1 = point(hybrid, 8, 0.1);
+  const std::vector<double> f = segments(hybrid, 8, h0.critical_worker);
+  // One segment per blocking exchange plus the one that ends at the update (some may hold no compute at all).
+  CHECK(static_cast<int>(f.size()) <= blocking + 1);
+  CHECK(f.size() >= 2);
+  CHECK(sum(f) == Approx(1.0).epsilon(1e-9));
+  double spread = 0.0;
+  for (double x : f) {
+    CHECK(x > 0.0);
+    spread += std::sqrt(x);
+  }
+  CHECK(spread > 1.0);
+  const auto data = h0.phase_s.find("data");
+  const double compute = h0.compute_s - (data != h0.phase_s.end() ? data->second : 0.0);
+  CHECK(h1.jitter_wait_s == Approx(0.1 * compute * sim::expected_max_of_normals(8) * spread).epsilon(1e-9));
+  CHECK(h1.iteration_s == Approx(h0.iteration_s + h1.jitter_wait_s).epsilon(1e-9));
+  // The same compute, synchronised once: the ring's wait per second of compute is smaller.
+  const sim::PointResult r0 = point(ring, 8, 0.0), r1 = point(ring, 8, 0.1);
+  const auto rdata = r0.phase_s.find("data");
+  const double rcompute = r0.compute_s - (rdata != r0.phase_s.end() ? rdata->second : 0.0);
+  CHECK(h1.jitter_wait_s / compute > 1.2 * (r1.jitter_wait_s / rcompute));
 }
 
 TEST_CASE("compute jitter leaves an asynchronous PS alone and slows mixed_async by its node's wait", "[sim]") {
