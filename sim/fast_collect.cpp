@@ -8,6 +8,7 @@
 #include "core/files.hpp"
 #include "plan/collectives.hpp"
 #include "sim/fast_plan.hpp"
+#include "sim/sync_window.hpp"
 
 namespace scaletwin::sim::fast {
 
@@ -62,20 +63,9 @@ PointResult FastPlan::collect(const std::vector<std::vector<IterationRecord>>& r
   auto end_of = [&](size_t e, int it) {
     return it < 0 ? 0.0 : records[static_cast<size_t>(class_of_[e])][static_cast<size_t>(it)].end_s;
   };
-  std::vector<size_t> workers;
-  for (size_t e = 0; e < plan_.endpoints.size(); ++e)
-    if (plan_.endpoints[e].kind == plan::EndpointKind::kWorker) workers.push_back(e);
-  ST_ASSERT(!workers.empty(), "plan without workers");
-  size_t critical = workers.front();
-  double first = 0.0, final = 0.0;
-  for (size_t e : workers) {
-    first = std::max(first, end_of(e, w0));
-    if (end_of(e, last) > final) {
-      final = end_of(e, last);
-      critical = e;
-    }
-  }
-  r.iteration_s = (final - first) / n;
+  const SyncWindow window = sync_window(worker_endpoints(plan_), end_of, w0, last);
+  const size_t critical = window.critical;
+  r.iteration_s = (window.final_s - window.first_s) / n;
   r.images_per_sec = static_cast<double>(plan_.global_batch) / r.iteration_s;
   r.critical_worker = plan_.endpoints[critical].worker_index;
   std::map<int, double> coll_s;

@@ -19,6 +19,7 @@
 #include "sim/faults.hpp"
 #include "sim/interpreter.hpp"
 #include "sim/platform.hpp"
+#include "sim/sync_window.hpp"
 
 namespace scaletwin::sim {
 
@@ -314,21 +315,12 @@ PointResult Simulation::collect() const {
   const int w0 = options_.warmup - 1, last = options_.warmup + options_.iterations - 1;
   const double n = options_.iterations;
   auto end_of = [&](size_t e, int it) { return it < 0 ? 0.0 : records_[e][static_cast<size_t>(it)].end_s; };
-  std::vector<size_t> workers;
-  for (size_t e = 0; e < plan_.endpoints.size(); ++e)
-    if (plan_.endpoints[e].kind == plan::EndpointKind::kWorker) workers.push_back(e);
-  ST_ASSERT(!workers.empty(), "plan without workers");
+  const std::vector<size_t> workers = worker_endpoints(plan_);
   size_t critical = workers.front();
   if (plan_.sync == plan::SyncKind::kSync) {
-    double first = 0.0, final = 0.0;
-    for (size_t e : workers) {
-      first = std::max(first, end_of(e, w0));
-      if (end_of(e, last) > final) {
-        final = end_of(e, last);
-        critical = e;
-      }
-    }
-    r.iteration_s = (final - first) / n;
+    const SyncWindow window = sync_window(workers, end_of, w0, last);
+    critical = window.critical;
+    r.iteration_s = (window.final_s - window.first_s) / n;
     r.images_per_sec = static_cast<double>(plan_.global_batch) / r.iteration_s;
   } else {
     double sum_t = 0.0, worst = -1.0;
