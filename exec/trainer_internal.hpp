@@ -84,6 +84,9 @@ struct RankFigures {
   double jitter_n = 0.0;
   double jitter_sum_s = 0.0;
   double jitter_sum_sq_s2 = 0.0;
+  // Workers: the fraction of the host's CPU time its hypervisor stole over the measured iterations
+  // (exec/host_cpu.hpp); -1 where /proc/stat cannot tell.
+  double cpu_steal = -1.0;
 };
 
 struct WorkerOutcome {

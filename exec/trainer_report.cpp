@@ -46,8 +46,9 @@ Json make_report(const Context& ctx, const std::string& backend_name, const std:
   const auto& plan = ctx.plan;
   const auto& s = ctx.scenario;
   int worker_nodes = 0, on_first_node = 0;
-  double images = 0, seconds = 0, compute = 0, comm = 0, data = 0, iterations = 0, rate_sum = 0, jitter_sum = 0;
-  int jitter_ranks = 0;
+  double images = 0, seconds = 0, compute = 0, comm = 0, data = 0, iterations = 0, rate_sum = 0;
+  double jitter_sum = 0, steal_sum = 0;
+  int jitter_ranks = 0, steal_ranks = 0;
   Json ranks = Json::array();
   for (size_t r = 0; r < figures.size(); ++r) {
     const auto& e = plan.endpoints[r];
@@ -72,6 +73,11 @@ Json make_report(const Context& ctx, const std::string& backend_name, const std:
       const double rate = f.seconds_after_warmup > 0 ? f.images_after_warmup / f.seconds_after_warmup : 0.0;
       rank["images_per_sec"] = rate;
       rate_sum += rate;
+      if (f.cpu_steal >= 0.0) {
+        rank["cpu_steal"] = f.cpu_steal;
+        steal_sum += f.cpu_steal;
+        steal_ranks += 1;
+      }
       if (f.jitter_n >= 2.0) {
         const double cv = compute_cv(f);
         rank["compute_cv"] = cv;
@@ -127,6 +133,9 @@ Json make_report(const Context& ctx, const std::string& backend_name, const std:
   // mean over workers): synchronous schemes wait for the slowest worker of each iteration, which a calibration
   // turns into the expected wait (sim/jitter.hpp).
   if (jitter_ranks > 0) run["compute_jitter"] = jitter_sum / jitter_ranks;
+  // The share of the host's CPU time taken by other virtual machines during the measured iterations (mean over
+  // workers; each reads its host's /proc/stat): a run with more of it ran on a slower machine.
+  if (steal_ranks > 0) run["cpu_steal"] = steal_sum / steal_ranks;
   if (plan.sync != plan::SyncKind::kSync)
     run["staleness"] = {{"pushes", staleness.pushes}, {"mean", staleness.mean}, {"max", staleness.max}};
   if (ctx.resumed_from > 0) run["resumed_from_iteration"] = ctx.resumed_from;  // --resume: figures after it

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "exec/host_cpu.hpp"
 #include "exec/trainer_worker.hpp"
 
 namespace scaletwin::exec::detail {
@@ -168,6 +169,7 @@ WorkerOutcome Worker::run() {
   std::vector<int64_t> permutation;
   const double start = now_s();
   double warm_start = start, eval_s = 0.0, eval_after_warmup_s = 0.0;
+  std::optional<HostCpuTimes> cpu_warm = read_host_cpu_times();
   const int64_t first_step = restore(out.epochs);  // 0, or the checkpoint's with --resume
   for (int64_t step = first_step; step < ctx_.iterations; ++step) {
     const int64_t epoch = step / per_epoch, index = step % per_epoch;
@@ -180,7 +182,10 @@ WorkerOutcome Worker::run() {
       e.correct += static_cast<double>(stats.correct);
       e.samples += static_cast<double>(stats.samples);
     }
-    if (step + 1 == ctx_.warmup) warm_start = now_s();
+    if (step + 1 == ctx_.warmup) {
+      warm_start = now_s();
+      cpu_warm = read_host_cpu_times();
+    }
     const bool epoch_end = index + 1 == per_epoch || step + 1 == ctx_.iterations;
     if (epoch_end && ctx_.options.evaluate && data_.has_test) {
       const double t = now_s();
@@ -192,6 +197,7 @@ WorkerOutcome Worker::run() {
   }
   engine_.send_stop_requests();  // on-demand initiators: the servers may stop once every initiator has
   const double end = now_s();
+  fig_.cpu_steal = steal_fraction(cpu_warm, read_host_cpu_times()).value_or(-1.0);
   fig_.wall_s = end - start - eval_s;
   const int64_t measured = ctx_.iterations > ctx_.warmup ? ctx_.iterations - ctx_.warmup : ctx_.iterations;
   fig_.images_after_warmup = static_cast<double>(measured * b_);
