@@ -61,6 +61,6 @@ TEST_CASE("every collective verifies for p = 1..64", "[collective][verify]") {
   for (int p = 1; p <= 64; ++p) check_all(p, {0, 1, int64_t{p} - 1, 7 * int64_t{p}, 7 * int64_t{p} + 5, 1000});
 }
 
-TEST_CASE("every collective verifies for p = 1000", "[collective][verify]") {
+TEST_CASE("every collective verifies for p = 1000", "[collective][verify][slow]") {
   check_all(1000, {999, 100000 + 7});
 }
