@@ -4,7 +4,7 @@
 # few iterations, synthetic data) writes "collectives": [{"label", "seconds"}] with every seconds > 0, and
 # `scaletwin compare` of predict --json (same scenario, GPUS) against it joins every collective label of the
 # prediction with a measured figure > 0 (no predicted label left unmatched). The run record's compute_jitter is the
-# mean of its workers' compute_cv.
+# mean of its workers' compute_cv, its cpu_steal (Linux) the mean of theirs.
 set -u
 bin=$1 scenario=$2 dir=$3 gpus=$4
 fail() { echo "FAIL: $*"; exit 1; }
@@ -27,6 +27,14 @@ jq -e '.runs[0] | (.compute_jitter | type == "number" and . >= 0 and . < 10) and
        (.compute_jitter - ([.ranks[] | select(.kind == "worker") | .compute_cv] | add / length) | fabs < 1e-9)' \
   "$dir/run.json" >/dev/null ||
   fail "the run record's compute_jitter is not the mean of its workers' compute_cv: $(jq -c '.runs[0] | [.compute_jitter, [.ranks[].compute_cv]]' "$dir/run.json")"
+# The CPU steal (Linux): a worker's share of the host's CPU time stolen over its measured iterations, in [0, 1], and
+# the run record's is the mean of the workers that have one (a window shorter than the kernel's clock tick, 5
+# iterations here, may have none: then no worker's and no run's).
+jq -e '.runs[0] | [.ranks[] | select(.kind == "worker") | .cpu_steal | select(. != null)] as $w |
+       ($w | map(type == "number" and . >= 0 and . <= 1) | all) and
+       (if ($w | length) > 0 then (.cpu_steal - ($w | add / length) | fabs < 1e-9) else .cpu_steal == null end)' \
+  "$dir/run.json" >/dev/null ||
+  fail "the run record's cpu_steal is out of [0, 1] or not the mean of its workers': $(jq -c '.runs[0] | [.cpu_steal, [.ranks[].cpu_steal]]' "$dir/run.json")"
 jq -r ".predictions[] | select(.gpus == $gpus) | .collectives[].label" "$dir/predict.json" | sort -u >"$dir/predicted.txt"
 [ -s "$dir/predicted.txt" ] || fail "the prediction at $gpus GPUs has no collectives"
 jq -r '.rows[] | select(.figure | startswith("bucket:")) | select(.measured > 0 and .predicted > 0) | .figure[7:]' \
