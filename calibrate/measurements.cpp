@@ -3,9 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <map>
 #include <regex>
-#include <set>
 
 #include "core/error.hpp"
 #include "core/files.hpp"
@@ -66,6 +68,74 @@ MeasuredRun read_run(const Json& value, const std::string& file, const std::stri
   return r;
 }
 
+// Throws unless `later` describes the configuration `first` does (the fields a scenario is made of).
+void check_same_configuration(const MeasuredRun& first, const MeasuredRun& later) {
+  const auto differs = [&](const char* field) {
+    throw InputError(later.file, later.json_path + "/" + field,
+                     fmt::format("the same {} as the run \"{}\" it repeats ({} at {}), or another id", field,
+                                 first.id, first.file, first.json_path));
+  };
+  if (later.cluster != first.cluster) differs("cluster");
+  if (later.model != first.model) differs("model");
+  if (later.nodes != first.nodes) differs("nodes");
+  if (later.gpus_per_node != first.gpus_per_node) differs("gpus_per_node");
+  if (later.batch_per_gpu != first.batch_per_gpu) differs("batch_per_gpu");
+  if (later.data != first.data) differs("data");
+  if (later.precision != first.precision) differs("precision");
+  if (later.input != first.input) differs("input");
+  if (later.classes != first.classes) differs("classes");
+  if (later.raw.at("scheme") != first.raw.at("scheme")) differs("scheme");
+}
+
+// The mean of the values some repeats have, or nullopt when none has one.
+template <class Get>
+std::optional<double> mean_over(const std::vector<MeasuredRun>& group, Get get) {
+  double sum = 0.0;
+  int n = 0;
+  for (const MeasuredRun& r : group)
+    if (const std::optional<double> v = get(r)) {
+      sum += *v;
+      ++n;
+    }
+  if (n == 0) return std::nullopt;
+  return sum / n;
+}
+
+// One run for the repeats of a configuration (see pool_repeats).
+MeasuredRun pooled(const std::vector<MeasuredRun>& group) {
+  MeasuredRun out = group.front();
+  if (group.size() == 1) return out;
+  const double n = static_cast<double>(group.size());
+  double sum_t = 0.0, sum_t2 = 0.0;  // iteration time per image, 1 / rate
+  for (const MeasuredRun& r : group) {
+    sum_t += 1.0 / r.images_per_sec;
+    sum_t2 += 1.0 / (r.images_per_sec * r.images_per_sec);
+  }
+  const double mean_t = sum_t / n;
+  const double var_t = std::max(0.0, (sum_t2 - n * mean_t * mean_t) / (n - 1.0));
+  out.repeats = static_cast<int>(group.size());
+  out.images_per_sec = 1.0 / mean_t;
+  out.images_per_sec_std_error = std::sqrt(var_t / n) / mean_t;
+  out.compute_jitter = mean_over(group, [](const MeasuredRun& r) { return r.compute_jitter; });
+  out.compute_per_iteration_s = mean_over(group, [](const MeasuredRun& r) { return r.compute_per_iteration_s; });
+  out.data_per_iteration_s = mean_over(group, [](const MeasuredRun& r) { return r.data_per_iteration_s; });
+  out.raw["images_per_sec"] = out.images_per_sec;
+  out.raw["repeats"] = out.repeats;
+  if (out.compute_jitter) out.raw["compute_jitter"] = *out.compute_jitter;
+  if (out.raw.contains("phases_per_iteration_s") && out.raw["phases_per_iteration_s"].is_object()) {
+    for (auto& [phase, value] : out.raw["phases_per_iteration_s"].items()) {
+      const std::optional<double> mean = mean_over(group, [&phase](const MeasuredRun& r) -> std::optional<double> {
+        const Json* phases = r.raw.contains("phases_per_iteration_s") ? &r.raw["phases_per_iteration_s"] : nullptr;
+        if (phases == nullptr || !phases->is_object() || !phases->contains(phase) || !(*phases)[phase].is_number())
+          return std::nullopt;
+        return (*phases)[phase].get<double>();
+      });
+      if (mean) value = *mean;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<MeasuredRun> parse_measurements(const Json& json, const std::string& file) {
@@ -74,32 +144,39 @@ std::vector<MeasuredRun> parse_measurements(const Json& json, const std::string&
   const Json& runs = root.get_array("runs");
   if (runs.empty()) root.fail("runs", "at least one run");
   std::vector<MeasuredRun> out;
-  std::set<std::string> ids;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const std::string path = fmt::format("/runs/{}", i);
-    out.push_back(read_run(runs[i], file, path));
-    if (!ids.insert(out.back().id).second)
-      throw InputError(file, path + "/id", fmt::format("a unique run id (\"{}\" appears twice)", out.back().id));
-  }
+  for (size_t i = 0; i < runs.size(); ++i) out.push_back(read_run(runs[i], file, fmt::format("/runs/{}", i)));
   return out;
 }
 
 std::vector<MeasuredRun> load_measurements(const std::string& path) {
-  return parse_measurements(load_json_file(path), path);
+  return pool_repeats(parse_measurements(load_json_file(path), path));
 }
 
 std::vector<MeasuredRun> load_measurements(const std::vector<std::string>& paths) {
   std::vector<MeasuredRun> all;
-  std::set<std::string> ids;
-  for (const std::string& p : paths) {
-    for (MeasuredRun& r : load_measurements(p)) {
-      if (!ids.insert(r.id).second)
-        throw InputError(r.file, r.json_path + "/id",
-                         fmt::format("a run id unique across the measurements files (\"{}\" appears twice)", r.id));
-      all.push_back(std::move(r));
-    }
+  for (const std::string& p : paths)
+    for (MeasuredRun& r : parse_measurements(load_json_file(p), p)) all.push_back(std::move(r));
+  return pool_repeats(std::move(all));
+}
+
+std::vector<MeasuredRun> pool_repeats(std::vector<MeasuredRun> runs) {
+  std::vector<std::vector<MeasuredRun>> groups;  // in the order of each id's first run
+  std::map<std::string, size_t> group_of;
+  for (MeasuredRun& r : runs) {
+    const auto [it, first] = group_of.emplace(r.id, groups.size());
+    if (first) groups.emplace_back();
+    std::vector<MeasuredRun>& group = groups[it->second];
+    if (!group.empty()) check_same_configuration(group.front(), r);
+    group.push_back(std::move(r));
   }
-  return all;
+  std::vector<MeasuredRun> out;
+  for (const std::vector<MeasuredRun>& group : groups) out.push_back(pooled(group));
+  return out;
+}
+
+bool has_servers(const MeasuredRun& run) {
+  return run.scheme.kind == plan::SchemeKind::kPs ||
+         (run.scheme.kind == plan::SchemeKind::kHybrid && run.scheme.data_parallel == plan::SchemeKind::kPs);
 }
 
 plan::Scenario scenario_of(const MeasuredRun& run) {

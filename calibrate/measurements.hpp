@@ -38,6 +38,10 @@ struct MeasuredRun {
   // compute (everything but batch assembly and waiting) and batch assembly per iteration, in seconds.
   std::optional<double> compute_per_iteration_s;
   std::optional<double> data_per_iteration_s;
+  // Repeats (pool_repeats): how many runs of this configuration were pooled into this one, and the relative
+  // standard error of the pooled images/s (0 for a single run).
+  int repeats = 1;
+  double images_per_sec_std_error = 0.0;
 
   std::string file;       // the measurements file it came from
   std::string json_path;  // "/runs/3"
@@ -46,10 +50,25 @@ struct MeasuredRun {
   int gpus() const { return nodes * gpus_per_node; }
 };
 
-std::vector<MeasuredRun> load_measurements(const std::string& path);
+// One file, its runs as written (an id may appear more than once: see pool_repeats).
 std::vector<MeasuredRun> parse_measurements(const Json& json, const std::string& file);
-// Several files, in order; ids must be unique across them.
+// One file or several, in order, their repeats pooled (pool_repeats).
+std::vector<MeasuredRun> load_measurements(const std::string& path);
 std::vector<MeasuredRun> load_measurements(const std::vector<std::string>& paths);
+
+// Runs that share an id are repeats of one configuration (the same cluster, nodes, GPUs per node, model, batch,
+// data, precision, input, classes and scheme; InputError naming the later run's file and field otherwise) and
+// become one run, in the place of the first: its images_per_sec is the pooled rate n / sum(1 / rate_i) (the mean
+// iteration time: the repeats as one long run), images_per_sec_std_error the relative standard error of that mean
+// (sample standard deviation of the iteration times over sqrt(n), over their mean), compute_jitter and the phases
+// per iteration the means over the repeats that have them (also written into raw, with "images_per_sec" and
+// "repeats"); the rest of raw (per-rank figures, buckets) is the first repeat's. A machine whose speed drifts by
+// 10-20% from one run to the next (this project's virtual machine, calibrate/README.md) is measured by the mean
+// of many repeats, not by one of them.
+std::vector<MeasuredRun> pool_repeats(std::vector<MeasuredRun> runs);
+
+// Whether a run's plan has parameter-server processes (a PS scheme, or a hybrid whose backbone uses one).
+bool has_servers(const MeasuredRun& run);
 
 // The scenario that reproduces a run (same model, cluster, nodes, GPUs per node, batch, scheme and data).
 plan::Scenario scenario_of(const MeasuredRun& run);

@@ -36,7 +36,12 @@ Validation validate_runs(const std::vector<MeasuredRun>& runs, const sim::Calibr
   const std::vector<sim::PointResult> points = simulate_all(jobs, parallel, sim::RunOptions{});
   std::vector<double> predicted;
   for (const sim::PointResult& p : points) predicted.push_back(p.images_per_sec);
-  return make_validation(ids, measured, predicted);
+  Validation v = make_validation(ids, measured, predicted);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    v.rows[i].repeats = runs[i].repeats;
+    v.rows[i].measured_std_error = runs[i].images_per_sec_std_error;
+  }
+  return v;
 }
 
 Json validation_to_json(const Validation& v) {
@@ -45,17 +50,27 @@ Json validation_to_json(const Validation& v) {
     runs.push_back({{"id", r.id},
                     {"measured_images_per_sec", r.measured_images_per_sec},
                     {"predicted_images_per_sec", r.predicted_images_per_sec},
-                    {"error", r.error}});
+                    {"error", r.error},
+                    {"repeats", r.repeats},
+                    {"measured_std_error", r.measured_std_error}});
   return {{"runs", runs}, {"mape", v.mape}};
 }
 
 std::string validation_table(const Validation& v) {
   size_t width = 4;
-  for (const ValidationRow& r : v.rows) width = std::max(width, r.id.size());
-  std::string out = fmt::format("{:<{}} {:>12} {:>12} {:>8}\n", "run", width, "measured", "predicted", "error");
-  for (const ValidationRow& r : v.rows)
-    out += fmt::format("{:<{}} {:>12.1f} {:>12.1f} {:>+7.1f}%\n", r.id, width, r.measured_images_per_sec,
+  bool repeats = false;
+  for (const ValidationRow& r : v.rows) {
+    width = std::max(width, r.id.size());
+    repeats = repeats || r.repeats > 1;
+  }
+  std::string out = fmt::format("{:<{}} {:>12} {:>12} {:>8}{}\n", "run", width, "measured", "predicted", "error",
+                                repeats ? "   repeats  std. error" : "");
+  for (const ValidationRow& r : v.rows) {
+    out += fmt::format("{:<{}} {:>12.1f} {:>12.1f} {:>+7.1f}%", r.id, width, r.measured_images_per_sec,
                        r.predicted_images_per_sec, 100.0 * r.error);
+    if (repeats) out += fmt::format(" {:>9} {:>10.1f}%", r.repeats, 100.0 * r.measured_std_error);
+    out += "\n";
+  }
   out += fmt::format("MAPE {:.2f}% over {} runs (images/s; error = (predicted - measured) / measured)\n", v.mape,
                      v.rows.size());
   return out;

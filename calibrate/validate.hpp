@@ -19,6 +19,8 @@ struct ValidationRow {
   double measured_images_per_sec = 0.0;
   double predicted_images_per_sec = 0.0;
   double error = 0.0;  // (predicted - measured) / measured
+  int repeats = 1;                    // runs pooled into the measured figure (measurements.hpp, pool_repeats)
+  double measured_std_error = 0.0;    // relative standard error of the measured figure (0 for one run)
 };
 
 struct Validation {
@@ -33,9 +35,10 @@ Validation make_validation(const std::vector<std::string>& ids, const std::vecto
 // Simulates every run with `calibration` (`parallel` children at a time) and compares.
 Validation validate_runs(const std::vector<MeasuredRun>& runs, const sim::Calibration& calibration, int parallel);
 
-// {"runs": [{"id", "measured_images_per_sec", "predicted_images_per_sec", "error"}], "mape"}
+// {"runs": [{"id", "measured_images_per_sec", "predicted_images_per_sec", "error", "repeats",
+// "measured_std_error"}], "mape"}
 Json validation_to_json(const Validation& v);
-// One line per run and the MAPE, for people.
+// One line per run and the MAPE, for people; with repeats, their number and the measured figure's standard error.
 std::string validation_table(const Validation& v);
 
 }  // namespace scaletwin::calibrate

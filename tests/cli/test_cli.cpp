@@ -110,3 +110,33 @@ TEST_CASE("every subcommand answers --help", "[cli]") {
     CHECK(r.out.find("Usage") != std::string::npos);
   }
 }
+
+TEST_CASE("validate pools runs that share an id into one, and refuses an id repeated for another configuration",
+          "[cli]") {
+  const fs::path dir = scratch();
+  const std::string calibration = write(dir / "cal.json", R"({"format": "scaletwin-calibration/1"})");
+  const auto measurements = [&](const std::string& name, int batch, double rate) {
+    return write(dir / name, R"({"format": "scaletwin-measurements/1", "runs": [{"id": "twice", "cluster": "local-cpu",
+        "nodes": 1, "gpus_per_node": 2, "model": "lenet5", "batch_per_gpu": )" + std::to_string(batch) +
+                                 R"(, "scheme": {"name": "allreduce"}, "images_per_sec": )" + std::to_string(rate) + "}]}");
+  };
+  const std::string fast = measurements("fast.json", 64, 3000), slow = measurements("slow.json", 64, 1000);
+  const Result r = run("validate -q --calibration " + calibration + " --measurements " + fast + " --measurements " +
+                       slow + " --json -");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["runs"].size() == 1);
+  CHECK(j["runs"][0]["id"] == "twice");
+  CHECK(j["runs"][0]["repeats"] == 2);
+  CHECK(j["runs"][0]["measured_images_per_sec"].get<double>() == Approx(1500.0));  // 2 / (1/3000 + 1/1000)
+  CHECK(j["runs"][0]["measured_std_error"].get<double>() == Approx(0.5));
+  const std::string other = measurements("other.json", 32, 1000);
+  const Result bad = run("validate -q --calibration " + calibration + " --measurements " + fast + " --measurements " +
+                         other);
+  INFO(bad.out);
+  CHECK(bad.code == 2);
+  CHECK(bad.out.find("other.json") != std::string::npos);
+  CHECK(bad.out.find("/runs/0/batch_per_gpu") != std::string::npos);
+  fs::remove_all(dir);
+}
