@@ -1,6 +1,7 @@
 // Compute jitter from measured runs (see jitter.hpp).
 #include "calibrate/jitter.hpp"
 
+#include <array>
 #include <map>
 
 #include "topology/cluster.hpp"
@@ -10,17 +11,18 @@ namespace scaletwin::calibrate {
 std::string run_device(const MeasuredRun& run) { return topology::load_cluster_spec(run.cluster).node.device.name; }
 
 std::vector<MeasuredJitter> apply_measured_jitter(const std::vector<MeasuredRun>& runs, sim::Calibration& c) {
-  // Per device: the runs with co-runners and all runs that carry a jitter.
-  std::map<std::string, std::pair<std::vector<const MeasuredRun*>, std::vector<const MeasuredRun*>>> by_device;
+  // Per device, the runs that carry a jitter in tiers: co-runners without servers, co-runners, all.
+  std::map<std::string, std::array<std::vector<const MeasuredRun*>, 3>> by_device;
   for (const MeasuredRun& r : runs) {
     if (!r.compute_jitter) continue;
-    auto& [shared, all] = by_device[run_device(r)];
-    all.push_back(&r);
-    if (r.gpus_per_node >= 2) shared.push_back(&r);
+    auto& tiers = by_device[run_device(r)];
+    tiers[2].push_back(&r);
+    if (r.gpus_per_node >= 2) tiers[1].push_back(&r);
+    if (r.gpus_per_node >= 2 && !has_servers(r)) tiers[0].push_back(&r);
   }
   std::vector<MeasuredJitter> out;
-  for (const auto& [device, lists] : by_device) {
-    const auto& used = lists.first.empty() ? lists.second : lists.first;
+  for (const auto& [device, tiers] : by_device) {
+    const auto& used = !tiers[0].empty() ? tiers[0] : !tiers[1].empty() ? tiers[1] : tiers[2];
     MeasuredJitter m;
     m.device = device;
     for (const MeasuredRun* r : used) {

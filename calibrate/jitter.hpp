@@ -4,8 +4,11 @@
 // "compute_jitter", the mean over its workers). It is a measurement, not a fitted value: calibrate sets
 // devices/<device>/compute_jitter to the mean over the runs on that device that carry it, taking only runs with
 // co-runners (at least 2 workers per node) when there are any, because workers that share a node's cores jitter
-// more than one alone, and predictions of more than one worker are the ones it changes. Done before the fit, so
-// the fitted values explain what the jitter does not.
+// more than one alone, and predictions of more than one worker are the ones it changes; of those, only runs
+// without parameter-server processes when there are any, because a server that shares the workers' cores (the
+// closed loop's 2-core node: two workers and a server) disturbs their compute by its own work, which the fit
+// finds as the server's processing cost (ps_cost_per_byte_s) and which schemes without servers do not have.
+// Done before the fit, so the fitted values explain what the jitter does not.
 #pragma once
 
 #include <string>

@@ -84,7 +84,7 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
     config_of_run_.push_back(it->second);
     real_.push_back(r.data == "real");
     measured_.push_back(r.images_per_sec);
-    phases_.push_back(r.compute_per_iteration_s && r.data_per_iteration_s
+    phases_.push_back(r.compute_per_iteration_s && r.data_per_iteration_s && !has_servers(r)
                           ? std::optional(std::pair(*r.compute_per_iteration_s, *r.data_per_iteration_s))
                           : std::nullopt);
     exercised_.real_data = exercised_.real_data || r.data == "real";

@@ -12,7 +12,9 @@
 // Runs that measured their phases (scaletwin run: compute and data per iteration) also give the phases' residuals:
 // (C_k(c) without the data op - measured compute) / T_r and (data op - measured data) / T_r, T_r the measured
 // iteration time, so that the compute efficiencies and the input cost are fitted to what each one measures, not
-// only to their sum.
+// only to their sum. Runs with parameter-server processes give none: where the servers share the workers' cores (the
+// closed loop on this machine: two workers and a server on two cores) the workers' measured compute includes the
+// servers' work, which the model charges to the servers (ps_cost_per_byte_s); their images/s still count.
 //
 // The compute part is the simulator's own compute model evaluated on the plan's ops, so it is exact as long as
 // the critical worker's compute stream stays the critical path; the fit re-simulates (relinearises) a few times so

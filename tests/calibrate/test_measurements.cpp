@@ -1,6 +1,7 @@
 // The measurements reader: a valid file (relative paths, unknown fields kept), and bad files whose errors name the
 // file and the JSON path; the hold-out filter.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -25,7 +26,7 @@ Json document(const Json& run) { return {{"format", "scaletwin-measurements/1"},
 // The InputError that parsing `doc` as `file` throws (fails the test if none).
 InputError error_of(const Json& doc, const std::string& file = "m.json") {
   try {
-    parse_measurements(doc, file);
+    pool_repeats(parse_measurements(doc, file));
   } catch (const InputError& e) {
     return e;
   }
@@ -100,8 +101,15 @@ TEST_CASE("bad measurements files name the file and the JSON path", "[unit]") {
   r.erase("model");
   cases.push_back({"missing model", document(r), "/runs/0/model"});
   d = document(good_run());
-  d["runs"].push_back(good_run());
-  cases.push_back({"duplicate id", d, "/runs/1/id"});
+  r = good_run();
+  r["nodes"] = 4;
+  d["runs"].push_back(r);
+  cases.push_back({"an id repeated for another configuration", d, "/runs/1/nodes"});
+  d = document(good_run());
+  r = good_run();
+  r["scheme"]["mode"] = "async";
+  d["runs"].push_back(r);
+  cases.push_back({"an id repeated for another scheme", d, "/runs/1/scheme"});
   r = good_run();
   r["batch_per_gpu"] = "sixty-four";
   cases.push_back({"batch as text", document(r), "/runs/0/batch_per_gpu"});
@@ -118,6 +126,70 @@ TEST_CASE("a missing or unparsable file is an InputError naming it", "[unit]") {
   CHECK_THROWS_AS(load_measurements("/nonexistent/m.json"), InputError);
 }
 
+TEST_CASE("runs that share an id are repeats, pooled into one run: mean iteration time, its standard error, means",
+          "[unit]") {
+  // Three repeats at 100, 200 and 400 images/s: iteration times per image 1/100, 1/200, 1/400 s; their mean 7/1200
+  // s, so the pooled rate is 1200/7 (the three as one long run), not the arithmetic 233.3.
+  Json a = good_run(), b = good_run(), c = good_run(), other = good_run();
+  a["images_per_sec"] = 100;
+  a["compute_jitter"] = 0.1;
+  a["phases_per_iteration_s"] = {{"compute", 0.3}, {"data", 0.01}, {"exposed_comm", 0.2}};
+  b["images_per_sec"] = 200;
+  b["compute_jitter"] = 0.2;
+  b["phases_per_iteration_s"] = {{"compute", 0.5}, {"data", 0.03}, {"exposed_comm", 0.4}};
+  c["images_per_sec"] = 400;  // no jitter, no phases: the means are over the repeats that have them
+  other["id"] = "r2";
+  const Json doc = {{"format", "scaletwin-measurements/1"}, {"runs", {a, other, b, c}}};
+  const auto runs = pool_repeats(parse_measurements(doc, "m.json"));
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].id == "r1");  // in the order of each id's first run
+  CHECK(runs[1].id == "r2");
+  const MeasuredRun& r = runs[0];
+  CHECK(r.repeats == 3);
+  CHECK(r.images_per_sec == Approx(1200.0 / 7.0));
+  // Times 12/1200, 6/1200, 3/1200 (mean 7/1200): sample variance (25 + 1 + 16) / 2 = 21 (in 1/1200^2), so the
+  // standard error of the mean is sqrt(21 / 3) / 7 relative to it.
+  CHECK(r.images_per_sec_std_error == Approx(std::sqrt(7.0) / 7.0));
+  CHECK(*r.compute_jitter == Approx(0.15));
+  CHECK(*r.compute_per_iteration_s == Approx(0.4));
+  CHECK(*r.data_per_iteration_s == Approx(0.02));
+  CHECK(r.raw.at("images_per_sec").get<double>() == Approx(1200.0 / 7.0));
+  CHECK(r.raw.at("repeats") == 3);
+  CHECK(r.raw.at("phases_per_iteration_s").at("exposed_comm").get<double>() == Approx(0.3));
+  CHECK(runs[1].repeats == 1);
+  CHECK(runs[1].images_per_sec == 751);
+  CHECK(runs[1].images_per_sec_std_error == 0.0);
+}
+
+TEST_CASE("repeats are pooled across measurements files, and one file alone is read as it is", "[unit]") {
+  const auto dir = std::filesystem::temp_directory_path() / "scaletwin-test-repeats";
+  std::filesystem::create_directories(dir);
+  Json fast = good_run(), slow = good_run();
+  fast["images_per_sec"] = 300;
+  slow["images_per_sec"] = 100;
+  const std::string one = (dir / "r-1.json").string(), two = (dir / "r-2.json").string();
+  std::ofstream(one) << document(fast).dump();
+  std::ofstream(two) << document(slow).dump();
+  const auto pooled = load_measurements(std::vector<std::string>{one, two});
+  REQUIRE(pooled.size() == 1);
+  CHECK(pooled[0].repeats == 2);
+  CHECK(pooled[0].images_per_sec == Approx(150.0));  // 2 / (1/300 + 1/100)
+  CHECK(pooled[0].images_per_sec_std_error == Approx(0.5));  // times 1/300, 1/100: sd 0.00471, mean 0.00667, n 2
+  CHECK(load_measurements(one)[0].images_per_sec == 300);
+  slow["batch_per_gpu"] = 32;
+  std::ofstream(two) << document(slow).dump();
+  try {
+    (void)load_measurements(std::vector<std::string>{one, two});
+    FAIL("a repeat of another batch was pooled");
+  } catch (const InputError& e) {
+    CHECK(e.file() == two);
+    CHECK(e.json_path() == "/runs/0/batch_per_gpu");
+    CHECK(std::string(e.what()).find(one) != std::string::npos);  // names the run it would repeat
+  }
+  std::filesystem::remove_all(dir);
+}
+
+
 TEST_CASE("hold-out filters compare numbers as numbers and text as text", "[unit]") {
   const MeasuredRun r = parse_measurements(document(good_run()), "m.json")[0];
   CHECK(parse_run_filter("nodes>1", "--holdout")(r));
@@ -130,8 +202,10 @@ TEST_CASE("hold-out filters compare numbers as numbers and text as text", "[unit
   CHECK_THROWS_AS(parse_run_filter("nodes", "--holdout"), InputError);
 }
 
-TEST_CASE("compute_jitter: read when present, its range checked, and set per device from the co-running runs",
-          "[unit]") {
+TEST_CASE(
+    "compute_jitter: read when present, its range checked, and set per device from the co-running runs, those "
+    "without servers first",
+    "[unit]") {
   Json one = good_run(), two = good_run(), alone = good_run();
   one["id"] = "shared-a";
   one["compute_jitter"] = 0.04;
@@ -160,6 +234,19 @@ TEST_CASE("compute_jitter: read when present, its range checked, and set per dev
   const auto from_alone = apply_measured_jitter({runs[2]}, lone);
   REQUIRE(from_alone.size() == 1);
   CHECK(lone.device(from_alone[0].device).compute_jitter == Approx(0.5));
+  // A co-running run without a parameter server (ring all-reduce) is preferred to the PS ones: a server sharing
+  // the workers' cores disturbs their compute, which the fit finds as the server's cost.
+  Json ring = good_run();
+  ring["id"] = "ring";
+  ring["scheme"] = {{"name", "allreduce"}, {"algorithm", "ring"}};
+  ring["compute_jitter"] = 0.03;
+  const auto with_ring = parse_measurements({{"format", "scaletwin-measurements/1"}, {"runs", {one, two, ring}}}, "m.json");
+  sim::Calibration no_server = sim::default_calibration();
+  const auto from_ring = apply_measured_jitter(with_ring, no_server);
+  REQUIRE(from_ring.size() == 1);
+  CHECK(from_ring[0].runs == std::vector<std::string>{"ring"});
+  CHECK(no_server.device(from_ring[0].device).compute_jitter == Approx(0.03));
+
   // No run carries it: nothing changes.
   sim::Calibration none = sim::default_calibration();
   CHECK(apply_measured_jitter({runs[3]}, none).empty());
