@@ -123,14 +123,16 @@ MeasuredRun pooled(const std::vector<MeasuredRun>& group) {
   out.raw["repeats"] = out.repeats;
   if (out.compute_jitter) out.raw["compute_jitter"] = *out.compute_jitter;
   if (out.raw.contains("phases_per_iteration_s") && out.raw["phases_per_iteration_s"].is_object()) {
-    for (auto& [phase, value] : out.raw["phases_per_iteration_s"].items()) {
+    Json& phases_out = out.raw["phases_per_iteration_s"];
+    for (auto it = phases_out.begin(); it != phases_out.end(); ++it) {
+      const std::string phase = it.key();  // a variable: Clang 14 cannot capture a structured binding
       const std::optional<double> mean = mean_over(group, [&phase](const MeasuredRun& r) -> std::optional<double> {
         const Json* phases = r.raw.contains("phases_per_iteration_s") ? &r.raw["phases_per_iteration_s"] : nullptr;
         if (phases == nullptr || !phases->is_object() || !phases->contains(phase) || !(*phases)[phase].is_number())
           return std::nullopt;
         return (*phases)[phase].get<double>();
       });
-      if (mean) value = *mean;
+      if (mean) it.value() = *mean;
     }
   }
   return out;
