@@ -18,7 +18,7 @@ std::vector<MeasuredJitter> apply_measured_jitter(const std::vector<MeasuredRun>
     auto& tiers = by_device[run_device(r)];
     tiers[2].push_back(&r);
     if (r.gpus_per_node >= 2) tiers[1].push_back(&r);
-    if (r.gpus_per_node >= 2 && !has_servers(r)) tiers[0].push_back(&r);
+    if (r.gpus_per_node >= 2 && !r.scheme.has_servers()) tiers[0].push_back(&r);
   }
   std::vector<MeasuredJitter> out;
   for (const auto& [device, tiers] : by_device) {

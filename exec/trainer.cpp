@@ -16,10 +16,7 @@
 namespace scaletwin::exec {
 
 int servers_of(const plan::Scenario& scenario) {
-  const bool ps = scenario.scheme.kind == plan::SchemeKind::kPs ||
-                  (scenario.scheme.kind == plan::SchemeKind::kHybrid &&
-                   scenario.scheme.data_parallel == plan::SchemeKind::kPs);
-  return ps ? scenario.scheme.ps.servers : 0;
+  return scenario.scheme.has_servers() ? scenario.scheme.ps.servers : 0;
 }
 
 int workers_for_ranks(const plan::Scenario& scenario, int ranks) {

@@ -46,6 +46,10 @@ struct Scheme {
   std::vector<std::string> model_parallel_layers;
   bool model_parallel_fc = true;
 
+  // Whether the plan has parameter-server processes: a PS scheme, or a hybrid whose replicated layers use one.
+  bool has_servers() const {
+    return kind == SchemeKind::kPs || (kind == SchemeKind::kHybrid && data_parallel == SchemeKind::kPs);
+  }
   std::string describe() const;  // "allreduce(ring, 25 MB buckets, overlap)"
   Json to_json() const;          // in the spec's vocabulary
 };

@@ -72,9 +72,7 @@ PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, cons
                                   const RunOptions& options, Fidelity fidelity) {
   const bool fast = fidelity == Fidelity::kFast || (fidelity == Fidelity::kAuto && gpus > kAutoFastAboveGpus);
   const plan::Scheme& scheme = scenario.scheme;
-  const bool ps = scheme.kind == plan::SchemeKind::kPs ||
-                  (scheme.kind == plan::SchemeKind::kHybrid && scheme.data_parallel == plan::SchemeKind::kPs);
-  if (!fast || (ps && scheme.ps.mode != plan::PsMode::kSync))
+  if (!fast || (scheme.has_servers() && scheme.ps.mode != plan::PsMode::kSync))
     return simulate_point_forked(scenario, gpus, calibration, options);
   const models::Model model = plan::load_scenario_model(scenario);
   const topology::Cluster cluster = plan::load_scenario_cluster(scenario, gpus);
