@@ -68,23 +68,19 @@ MeasuredRun read_run(const Json& value, const std::string& file, const std::stri
   return r;
 }
 
-// Throws unless `later` describes the configuration `first` does (the fields a scenario is made of).
+// Throws unless `later` describes the configuration `first` does, naming the first field that differs.
 void check_same_configuration(const MeasuredRun& first, const MeasuredRun& later) {
-  const auto differs = [&](const char* field) {
+  const Json a = run_configuration(first), b = run_configuration(later);
+  if (a == b) return;
+  Json fields = a;
+  fields.update(b);  // every field either has (input and classes are optional)
+  for (auto it = fields.begin(); it != fields.end(); ++it) {
+    const std::string& field = it.key();
+    if (a.value(field, Json()) == b.value(field, Json())) continue;
     throw InputError(later.file, later.json_path + "/" + field,
                      fmt::format("the same {} as the run \"{}\" it repeats ({} at {}), or another id", field,
                                  first.id, first.file, first.json_path));
-  };
-  if (later.cluster != first.cluster) differs("cluster");
-  if (later.model != first.model) differs("model");
-  if (later.nodes != first.nodes) differs("nodes");
-  if (later.gpus_per_node != first.gpus_per_node) differs("gpus_per_node");
-  if (later.batch_per_gpu != first.batch_per_gpu) differs("batch_per_gpu");
-  if (later.data != first.data) differs("data");
-  if (later.precision != first.precision) differs("precision");
-  if (later.input != first.input) differs("input");
-  if (later.classes != first.classes) differs("classes");
-  if (later.raw.at("scheme") != first.raw.at("scheme")) differs("scheme");
+  }
 }
 
 // The mean of the values some repeats have, or nullopt when none has one.
@@ -176,9 +172,13 @@ std::vector<MeasuredRun> pool_repeats(std::vector<MeasuredRun> runs) {
   return out;
 }
 
-bool has_servers(const MeasuredRun& run) {
-  return run.scheme.kind == plan::SchemeKind::kPs ||
-         (run.scheme.kind == plan::SchemeKind::kHybrid && run.scheme.data_parallel == plan::SchemeKind::kPs);
+Json run_configuration(const MeasuredRun& run) {
+  Json key = {{"cluster", run.cluster}, {"model", run.model}, {"data", run.data}, {"nodes", run.nodes},
+              {"gpus_per_node", run.gpus_per_node}, {"batch_per_gpu", run.batch_per_gpu}, {"precision", run.precision},
+              {"scheme", run.scheme.to_json()}};
+  if (run.input) key["input"] = *run.input;
+  if (run.classes) key["classes"] = *run.classes;
+  return key;
 }
 
 plan::Scenario scenario_of(const MeasuredRun& run) {

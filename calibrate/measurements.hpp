@@ -67,8 +67,10 @@ std::vector<MeasuredRun> load_measurements(const std::vector<std::string>& paths
 // of many repeats, not by one of them.
 std::vector<MeasuredRun> pool_repeats(std::vector<MeasuredRun> runs);
 
-// Whether a run's plan has parameter-server processes (a PS scheme, or a hybrid whose backbone uses one).
-bool has_servers(const MeasuredRun& run);
+// The fields that make a run's configuration, named as in the run (cluster, model, data, nodes, gpus_per_node,
+// batch_per_gpu, precision, scheme as parsed, input and classes when given): runs with equal ones are the same
+// configuration (one simulation for the fit; repeats for pool_repeats).
+Json run_configuration(const MeasuredRun& run);
 
 // The scenario that reproduces a run (same model, cluster, nodes, GPUs per node, batch, scheme and data).
 plan::Scenario scenario_of(const MeasuredRun& run);

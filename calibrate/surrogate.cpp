@@ -15,14 +15,6 @@ namespace scaletwin::calibrate {
 
 namespace {
 
-std::string config_key(const MeasuredRun& r) {
-  Json key = {{"cluster", r.cluster}, {"model", r.model}, {"data", r.data}, {"nodes", r.nodes}, {"gpus_per_node", r.gpus_per_node},
-              {"batch", r.batch_per_gpu}, {"precision", r.precision}, {"scheme", r.scheme.to_json()}};
-  if (r.input) key["input"] = *r.input;
-  if (r.classes) key["classes"] = *r.classes;
-  return key.dump();
-}
-
 // Adds what one plan exercises: the device type, the link classes its collectives cross, PS and collectives.
 void note_exercised(const plan::IterationPlan& plan, const topology::Cluster& cluster, Exercised& what) {
   what.devices.insert(cluster.spec().node.device.name);
@@ -51,7 +43,7 @@ void note_exercised(const plan::IterationPlan& plan, const topology::Cluster& cl
 Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
   std::map<std::string, size_t> index;
   for (const MeasuredRun& r : runs) {
-    const std::string key = config_key(r);
+    const std::string key = run_configuration(r).dump();
     auto it = index.find(key);
     if (it == index.end()) {
       Config k;
@@ -84,7 +76,7 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
     config_of_run_.push_back(it->second);
     real_.push_back(r.data == "real");
     measured_.push_back(r.images_per_sec);
-    phases_.push_back(r.compute_per_iteration_s && r.data_per_iteration_s && !has_servers(r)
+    phases_.push_back(r.compute_per_iteration_s && r.data_per_iteration_s && !r.scheme.has_servers()
                           ? std::optional(std::pair(*r.compute_per_iteration_s, *r.data_per_iteration_s))
                           : std::nullopt);
     exercised_.real_data = exercised_.real_data || r.data == "real";
