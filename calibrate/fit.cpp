@@ -185,7 +185,8 @@ FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calib
                           const FitOptions& options) {
   if (runs.empty()) throw InputError("calibrate: no measured runs to fit");
   Surrogate surrogate(runs);
-  std::vector<Parameter> params = choose_parameters(surrogate.exercised(), options.fixed_links);
+  std::vector<Parameter> params =
+      choose_parameters(surrogate.exercised(), ParameterChoice{options.fixed_links, options.model_factors});
   if (!options.free.empty())
     std::erase_if(params, [&](const Parameter& p) {
       return std::none_of(options.free.begin(), options.free.end(),

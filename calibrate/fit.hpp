@@ -33,6 +33,7 @@ struct FitOptions {
   double prior = 0.01;                    // weight of the pull toward the start, per unit of log
   std::set<sim::LinkClass> fixed_links;   // link classes set from collective benchmarks: not fitted
   bool validate = true;                   // message-level validation of the fitted runs at the end
+  bool model_factors = false;             // fit per-model factors too (parameters.hpp)
   // When not empty, only parameters named here are fitted: a full name ("ps_cost_per_byte_s") or its last
   // component ("conv" selects devices/*/conv); the others keep their start values.
   std::vector<std::string> free;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -31,6 +32,17 @@ std::vector<int64_t> read_input(const JsonObject& o) {
   return out;
 }
 
+// A run without "framework" whose source names the framework that produced it (the published tables cite
+// TensorFlow's tf_cnn_benchmarks or MXNet's docs): that framework; otherwise "" (the scheme's default).
+std::string framework_of_source(const std::string& source) {
+  std::string lower;
+  for (char ch : source) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (lower.find("tensorflow") != std::string::npos || lower.find("tf_cnn_benchmarks") != std::string::npos)
+    return "tensorflow";
+  if (lower.find("mxnet") != std::string::npos) return "mxnet";
+  return "";
+}
+
 MeasuredRun read_run(const Json& value, const std::string& file, const std::string& path) {
   const JsonObject o(value, file, path);
   MeasuredRun r;
@@ -54,6 +66,9 @@ MeasuredRun read_run(const Json& value, const std::string& file, const std::stri
   if (o.has("input")) r.input = read_input(o);
   if (o.has("classes")) r.classes = o.get_int("classes", std::nullopt, 1, 1000000);
   r.scheme = plan::parse_scheme(o.get_object("scheme"));
+  r.framework = o.has("framework")
+                    ? o.get_enum("framework", {"tensorflow", "mxnet", "mpi", "nccl"}, std::string("tensorflow"))
+                    : framework_of_source(r.source);
   r.images_per_sec = o.get_number("images_per_sec");
   if (!(r.images_per_sec > 0.0)) o.fail("images_per_sec", "a positive number of images per second");
   if (o.has("compute_jitter")) r.compute_jitter = o.get_number("compute_jitter", std::nullopt, 0.0, 10.0);
@@ -176,6 +191,7 @@ Json run_configuration(const MeasuredRun& run) {
   Json key = {{"cluster", run.cluster}, {"model", run.model}, {"data", run.data}, {"nodes", run.nodes},
               {"gpus_per_node", run.gpus_per_node}, {"batch_per_gpu", run.batch_per_gpu}, {"precision", run.precision},
               {"scheme", run.scheme.to_json()}};
+  if (!run.framework.empty()) key["framework"] = run.framework;
   if (run.input) key["input"] = *run.input;
   if (run.classes) key["classes"] = *run.classes;
   return key;
@@ -193,6 +209,7 @@ plan::Scenario scenario_of(const MeasuredRun& run) {
   s.gpus_per_node = run.gpus_per_node;
   s.batch_per_gpu = run.batch_per_gpu;
   s.scheme = run.scheme;
+  s.framework = run.framework;
   s.training.data = run.data;
   s.training.precision = run.precision;
   return s;
@@ -206,6 +223,7 @@ std::string run_field(const MeasuredRun& run, const std::string& field) {
   if (field == "model") return run.model;
   if (field == "cluster") return run.cluster;
   if (field == "data") return run.data;
+  if (field == "framework") return run.framework;
   if (field == "scheme") return run.raw.at("scheme").value("name", "");
   if (field == "id") return run.id;
   if (!run.raw.contains(field)) return "";

@@ -32,6 +32,9 @@ struct MeasuredRun {
   std::optional<std::vector<int64_t>> input;  // optional override [C, H, W], as in a scenario
   std::optional<int64_t> classes;
   plan::Scheme scheme;
+  // The software stack (sim/stacks.hpp): the run's "framework", else the framework its "source" names
+  // (TensorFlow / tf_cnn_benchmarks, MXNet), else "" (the scheme's default).
+  std::string framework;
   double images_per_sec = 0.0;
   std::optional<double> compute_jitter;  // CV of a worker's compute time per iteration (scaletwin run records it)
   // "phases_per_iteration_s" {"compute", "data"} when the run has both (scaletwin run records them): a worker's

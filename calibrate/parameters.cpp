@@ -7,6 +7,8 @@
 
 #include <algorithm>
 
+#include "sim/stacks.hpp"
+
 namespace scaletwin::calibrate {
 
 namespace {
@@ -25,24 +27,68 @@ Parameter link_parameter(sim::LinkClass k, const std::string& key, double lo, do
                    [k, member](Calibration& c) -> double& { return c.links[k].*member; }};
 }
 
+// The fitted costs of each stack that ran (stacks/*.json says which are fitted, and their bounds), where its runs
+// exercise them.
+void add_stack_parameters(const Exercised& what, std::vector<Parameter>& out) {
+  for (const auto& [name, use] : what.stacks) {
+    for (const sim::StackParameter& sp : sim::find_stack(name).parameters) {
+      if (!sp.fit) continue;
+      const bool exercised = sp.key == "op_overhead_s" || (sp.key == "message_overhead_s" && use.collectives) ||
+                             (sp.key == "network_Bps" && use.network) ||
+                             (sp.key == "server_update_s_per_byte" && use.parameter_server);
+      if (!exercised) continue;
+      const std::string stack = name, key = sp.key;
+      out.push_back(Parameter{"stacks/" + name + "/" + key,
+                              key == "op_overhead_s" ? ParameterKind::kCompute : ParameterKind::kComm, sp.lower,
+                              sp.upper, [stack, key](Calibration& c) -> double& {
+                                std::optional<double>& v = sim::stack_field(c.stacks[stack], key);
+                                if (!v) v = 0.0;
+                                return *v;
+                              }});
+      out.back().start_if_unset = *sp.value;
+    }
+  }
+}
+
+bool stack_fits_op_overhead(const Exercised& what) {
+  for (const auto& [name, use] : what.stacks)
+    for (const sim::StackParameter& sp : sim::find_stack(name).parameters)
+      if (sp.key == "op_overhead_s" && sp.fit) return true;
+  return false;
+}
+
 }  // namespace
 
-std::vector<Parameter> choose_parameters(const Exercised& what, const std::set<sim::LinkClass>& fixed_links) {
+std::vector<Parameter> choose_parameters(const Exercised& what, const ParameterChoice& choice) {
   using sim::DeviceEfficiency;
   std::vector<Parameter> out;
+  const bool framework_overhead = stack_fits_op_overhead(what);
   for (const std::string& d : what.devices) {
     out.push_back(device_parameter(d, "conv", 0.01, 4.0, &DeviceEfficiency::conv));
     out.push_back(device_parameter(d, "conv_knee_flops_per_byte", 0.1, 1e4, &DeviceEfficiency::conv_knee_flops_per_byte));
+    if (what.winograd_devices.count(d) != 0) {
+      out.push_back(device_parameter(d, "conv_winograd", 0.01, 4.0, &DeviceEfficiency::conv_winograd));
+      out.back().start_if_unset = 0.5;
+    }
     out.push_back(device_parameter(d, "matmul", 0.01, 4.0, &DeviceEfficiency::matmul));
     out.push_back(device_parameter(d, "memory", 0.01, 2.0, &DeviceEfficiency::memory));
-    out.push_back(device_parameter(d, "op_overhead_s", 1e-8, 1e-2, &DeviceEfficiency::op_overhead_s));
+    // The launch cost is the device's own only where no framework adds its dispatch cost (stacks/*.json): with
+    // one, the device keeps its sourced launch overhead and the framework's is fitted.
+    if (!framework_overhead)
+      out.push_back(device_parameter(d, "op_overhead_s", 1e-8, 1e-2, &DeviceEfficiency::op_overhead_s));
+    const auto batches = what.device_batches.find(d);
+    if (batches != what.device_batches.end() && batches->second.size() >= 2) {
+      out.push_back(device_parameter(d, "parallel_half_elements", 1.0, 1e8, &DeviceEfficiency::parallel_half_elements));
+      out.back().start_if_unset = 1e4;
+    }
   }
-  // Per-model factors where a device ran several models (one model: the class efficiencies say it all).
+  // Per-model factors, only when asked for (a user who measured that model): they leave any other model
+  // unpredictable, so the shape-aware efficiencies above are the default.
   for (const std::string& d : what.devices) {
     std::vector<std::string> models;
     for (const auto& [dev, model] : what.device_models)
       if (dev == d) models.push_back(model);
-    if (models.size() < 2) continue;
+    if (!choice.model_factors || models.size() < 2) continue;
     for (const std::string& m : models)
       out.push_back(Parameter{"devices/" + d + "/model_factors/" + m, ParameterKind::kCompute, 0.1, 10.0,
                               [d, m](Calibration& c) -> double& { return c.devices[d].model_factors[m]; }});
@@ -59,7 +105,7 @@ std::vector<Parameter> choose_parameters(const Exercised& what, const std::set<s
     out.push_back(Parameter{"input_cost_per_image_s", ParameterKind::kCompute, 1e-8, 1e-2,
                             [](Calibration& c) -> double& { return c.input_cost_per_image_s; }});
   for (sim::LinkClass k : what.link_classes) {
-    if (fixed_links.count(k) != 0) continue;
+    if (choice.fixed_links.count(k) != 0) continue;
     out.push_back(link_parameter(k, "bandwidth_factor", 0.05, 2.0, &sim::LinkFactors::bandwidth_factor));
   }
   if (what.collectives)
@@ -68,6 +114,7 @@ std::vector<Parameter> choose_parameters(const Exercised& what, const std::set<s
   if (what.parameter_server)
     out.push_back(Parameter{"ps_cost_per_byte_s", ParameterKind::kComm, 1e-13, 1e-8,
                             [](Calibration& c) -> double& { return c.ps_cost_per_byte_s; }});
+  add_stack_parameters(what, out);
   return out;
 }
 

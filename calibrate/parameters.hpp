@@ -10,6 +10,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -41,12 +42,26 @@ struct Exercised {
   std::set<sim::LinkClass> link_classes;    // classes on the routes of some collective
   std::set<std::string> shared_devices;     // devices that ran with other workers computing on their node
   bool real_data = false;
-  bool parameter_server = false;
-  bool collectives = false;
+  bool parameter_server = false;  // PS runs on a stack without its own server cost (the top-level one applies)
+  bool collectives = false;       // collectives on a stack without its own message overhead
+  // Per software stack (sim/stacks.hpp) that ran: what its runs exercise of its own costs.
+  struct StackUse {
+    bool collectives = false;       // messages were sent
+    bool network = false;           // some crossed a NIC link (edge kind "network")
+    bool parameter_server = false;
+  };
+  std::map<std::string, StackUse> stacks;
+  std::set<std::string> winograd_devices;                     // devices that ran 3x3 stride-1 convolutions
+  std::map<std::string, std::set<int64_t>> device_batches;    // batch sizes per device
 };
 
-// The parameters to fit for `what`, minus the link factors named in `fixed_links` (set from benchmarks).
-std::vector<Parameter> choose_parameters(const Exercised& what, const std::set<sim::LinkClass>& fixed_links);
+struct ParameterChoice {
+  std::set<sim::LinkClass> fixed_links;  // link classes set from collective benchmarks: not fitted
+  bool model_factors = false;            // per-model factors on conv and matmul (only when asked: see fit.hpp)
+};
+
+// The parameters to fit for `what`, minus the link factors named in choice.fixed_links (set from benchmarks).
+std::vector<Parameter> choose_parameters(const Exercised& what, const ParameterChoice& choice);
 
 // Makes sure `c` has an entry for every device of `what` (a copy of the "default" entry when missing) and that
 // every value sits inside its parameter's bounds (clamped), so that a fit starts from a valid point.

@@ -10,32 +10,62 @@
 
 #include "calibrate/simulate.hpp"
 #include "core/error.hpp"
+#include "sim/stacks.hpp"
 
 namespace scaletwin::calibrate {
 
 namespace {
 
-// Adds what one plan exercises: the device type, the link classes its collectives cross, PS and collectives.
-void note_exercised(const plan::IterationPlan& plan, const topology::Cluster& cluster, Exercised& what) {
-  what.devices.insert(cluster.spec().node.device.name);
+bool stack_has_fitted_costs(const sim::StackDescription& stack) {
+  for (const sim::StackParameter& p : stack.parameters)
+    if (p.fit) return true;
+  return false;
+}
+
+bool stack_has_value(const sim::StackDescription& stack, const std::string& key) {
+  for (const sim::StackParameter& p : stack.parameters)
+    if (p.key == key) return p.value.has_value();
+  return false;
+}
+
+// Adds what one plan exercises: the device type, its 3x3 stride-1 convolutions, the link classes its collectives
+// cross, PS and collectives, per stack. A stack with fitted costs (a framework: stacks/*.json) carries everything
+// that is not the wire, so its runs leave the link factors at their measured values.
+void note_exercised(const plan::IterationPlan& plan, const topology::Cluster& cluster, const std::string& stack_name,
+                    Exercised& what) {
+  const std::string& device = cluster.spec().node.device.name;
+  what.devices.insert(device);
+  for (const plan::EndpointProgram& prog : plan.programs)
+    for (const plan::Item& item : prog.items)
+      if (item.kind == plan::Item::Kind::kCompute && item.compute.kernel_hw == 9 && item.compute.stride == 1)
+        what.winograd_devices.insert(device);
+  const sim::StackDescription& stack = sim::find_stack(stack_name);
+  Exercised::StackUse& use = what.stacks[stack_name];
   std::set<std::pair<int, int>> pairs;
   const auto vertex = [&](int e) {
     const plan::Endpoint& ep = plan.endpoints.at(static_cast<size_t>(e));
     return ep.device >= 0 ? cluster.device_vertex(ep.node, ep.device) : cluster.cpu_vertex(ep.node);
   };
   for (const plan::CollectiveInstance& ci : plan.collectives) {
-    what.collectives = true;
-    if (ci.purpose == plan::CollectivePurpose::kPsPushPull) what.parameter_server = true;
     const plan::Schedule& s = plan.schedules.at(static_cast<size_t>(ci.schedule));
     for (int r = 0; r < s.ranks; ++r)
       for (const plan::Step& st : s.programs[static_cast<size_t>(r)].steps)
         if (st.op == plan::OpKind::kSend)
           pairs.insert({vertex(ci.participants[static_cast<size_t>(r)]),
                         vertex(ci.participants[static_cast<size_t>(st.peer)])});
+    const bool ps = ci.purpose == plan::CollectivePurpose::kPsPushPull;
+    use.parameter_server = use.parameter_server || ps;
+    what.parameter_server = what.parameter_server || (ps && !stack_has_value(stack, "server_update_s_per_byte"));
   }
+  use.collectives = use.collectives || !pairs.empty();
+  what.collectives = what.collectives || (!pairs.empty() && !stack_has_value(stack, "message_overhead_s"));
+  const bool framework = stack_has_fitted_costs(stack);
   for (const auto& [a, b] : pairs)
-    for (int e : cluster.route(a, b).edges)
-      what.link_classes.insert(sim::link_class_of(cluster.edges().at(static_cast<size_t>(e)).kind));
+    for (int e : cluster.route(a, b).edges) {
+      const std::string& kind = cluster.edges().at(static_cast<size_t>(e)).kind;
+      use.network = use.network || kind == "network";
+      if (!framework) what.link_classes.insert(sim::link_class_of(kind));
+    }
 }
 
 }  // namespace
@@ -68,8 +98,10 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
             k.worker_ops.at(static_cast<size_t>(ep.worker_index)).push_back(item.compute);
       }
       k.model_name = model.name;
+      k.stack = sim::run_stack(k.scenario, cluster);
       exercised_.device_models.insert({cluster.spec().node.device.name, model.name});
-      note_exercised(plan, cluster, exercised_);
+      exercised_.device_batches[cluster.spec().node.device.name].insert(r.batch_per_gpu);
+      note_exercised(plan, cluster, k.stack, exercised_);
       it = index.emplace(key, configs_.size()).first;
       configs_.push_back(std::move(k));
     }
@@ -84,7 +116,7 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
 }
 
 Surrogate::ComputeSplit Surrogate::config_compute(const Config& k, const sim::Calibration& c) const {
-  const sim::ComputeModel model(c.for_model(k.model_name), k.real);
+  const sim::ComputeModel model(c.for_run(k.model_name, k.stack), k.real);
   sim::Processor p = k.processor;
   p.co_runners = k.worker_co_runners.at(static_cast<size_t>(k.critical));
   ComputeSplit t;

@@ -60,6 +60,7 @@ class Surrogate {
     std::vector<int> worker_co_runners;                     // per worker index (sim::note_co_runners)
     sim::Processor processor;
     std::string model_name;  // for Calibration::for_model
+    std::string stack;       // the run's software stack, for Calibration::for_run
     bool real = false;  // real data: the plan has a data op, charged the input cost
     int critical = 0;
     double base_iteration_s = 0.0;

@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "calibrate/simulate.hpp"
 #include "core/error.hpp"
+#include "sim/report.hpp"
 
 namespace scaletwin::calibrate {
 
@@ -22,6 +24,16 @@ Validation make_validation(const std::vector<std::string>& ids, const std::vecto
   }
   v.mape = ids.empty() ? 0.0 : 100.0 * sum / static_cast<double>(ids.size());
   return v;
+}
+
+void set_intervals(Validation& v, double log_sd) {
+  v.interval_log_sd = log_sd;
+  v.inside_interval = 0;
+  if (log_sd <= 0.0) return;
+  for (ValidationRow& r : v.rows) {
+    std::tie(r.interval_low, r.interval_high) = sim::prediction_interval(r.predicted_images_per_sec, log_sd);
+    if (r.measured_images_per_sec >= r.interval_low && r.measured_images_per_sec <= r.interval_high) ++v.inside_interval;
+  }
 }
 
 Validation validate_runs(const std::vector<MeasuredRun>& runs, const sim::Calibration& calibration, int parallel) {
@@ -41,6 +53,7 @@ Validation validate_runs(const std::vector<MeasuredRun>& runs, const sim::Calibr
     v.rows[i].repeats = runs[i].repeats;
     v.rows[i].measured_std_error = runs[i].images_per_sec_std_error;
   }
+  set_intervals(v, calibration.prediction_log_sd);
   return v;
 }
 
@@ -53,7 +66,14 @@ Json validation_to_json(const Validation& v) {
                     {"error", r.error},
                     {"repeats", r.repeats},
                     {"measured_std_error", r.measured_std_error}});
-  return {{"runs", runs}, {"mape", v.mape}};
+  Json out = {{"runs", runs}, {"mape", v.mape}};
+  if (v.interval_log_sd > 0.0) {
+    for (size_t i = 0; i < v.rows.size(); ++i)
+      out["runs"][i]["predicted_interval"] = {v.rows[i].interval_low, v.rows[i].interval_high};
+    out["interval"] = {{"level", 0.9}, {"log_sd", v.interval_log_sd}, {"inside", v.inside_interval},
+                       {"runs", v.rows.size()}};
+  }
+  return out;
 }
 
 std::string validation_table(const Validation& v) {
@@ -73,6 +93,9 @@ std::string validation_table(const Validation& v) {
   }
   out += fmt::format("MAPE {:.2f}% over {} runs (images/s; error = (predicted - measured) / measured)\n", v.mape,
                      v.rows.size());
+  if (v.interval_log_sd > 0.0)
+    out += fmt::format("inside the 90% prediction interval: {} of {} runs ({:.0f}%)\n", v.inside_interval,
+                       v.rows.size(), v.rows.empty() ? 0.0 : 100.0 * v.inside_interval / static_cast<double>(v.rows.size()));
   return out;
 }
 

@@ -21,12 +21,20 @@ struct ValidationRow {
   double error = 0.0;  // (predicted - measured) / measured
   int repeats = 1;                    // runs pooled into the measured figure (measurements.hpp, pool_repeats)
   double measured_std_error = 0.0;    // relative standard error of the measured figure (0 for one run)
+  double interval_low = 0.0, interval_high = 0.0;  // the prediction's 90% interval (0, 0 without one)
 };
 
 struct Validation {
   std::vector<ValidationRow> rows;
   double mape = 0.0;  // percent
+  // The calibration's prediction interval (Calibration::prediction_log_sd; 0: none) and how many measured
+  // figures fall inside it.
+  double interval_log_sd = 0.0;
+  int inside_interval = 0;
 };
+
+// Sets every row's 90% interval from log_sd and counts the measured figures inside.
+void set_intervals(Validation& v, double log_sd);
 
 // Builds the rows and the MAPE from measured and predicted figures (same order and length).
 Validation make_validation(const std::vector<std::string>& ids, const std::vector<double>& measured,

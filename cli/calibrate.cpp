@@ -39,6 +39,7 @@ struct CalibrateArgs {
   int outer = 3;
   int jobs = 2;
   bool no_validate = false;
+  bool model_factors = false;
   bool quiet = false;
 };
 
@@ -83,6 +84,7 @@ int run_calibrate(const CalibrateArgs& a) {
   options.parallel = a.jobs;
   options.outer_iterations = a.outer;
   options.validate = !a.no_validate;
+  options.model_factors = a.model_factors;
   const Json benches = apply_benches(a, train, start, options.fixed_links);
   // Measured, not fitted: set before the fit so that the fitted values explain what the jitter does not.
   const std::vector<calibrate::MeasuredJitter> jitter = calibrate::apply_measured_jitter(train, start);
@@ -141,6 +143,8 @@ void add_calibrate_command(CLI::App& root, Action& action) {
   sub->add_option("--outer", args->outer, "linearise-and-fit rounds (default 3)");
   sub->add_option("--jobs", args->jobs, "simulations at a time (default 2)");
   sub->add_flag("--no-validate", args->no_validate, "skip the message-level validation of the fitted runs");
+  sub->add_flag("--model-factors", args->model_factors,
+                "also fit a factor per model on its conv and matmul efficiency (only for models you measured)");
   sub->add_flag("-q,--quiet", args->quiet, "no progress on standard error");
   sub->callback([&action, args] { action = [args] { return run_calibrate(*args); }; });
 }

@@ -1,6 +1,7 @@
 // scaletwin predict: simulates training iterations with SimGrid for every GPU count of a scenario's sweep.
 //
-//   scaletwin predict [SCENARIO] [--gpus LIST] [--calibration FILE] [--iterations N] [--warmup N]
+//   scaletwin predict [SCENARIO] [--gpus LIST] [--nodes N] [--calibration FILE|shipped:NAME|none]
+//                     [--iterations N] [--warmup N]
 //                     [--trace FILE] [--report DIR] [--json FILE] [--fidelity message|fast|auto] [--quiet]
 //
 // Without SCENARIO: plan::default_scenario(). Output: a table, or with --json the spec's
@@ -33,17 +34,40 @@ struct PredictArgs {
   std::string trace;
   std::string report_dir;
   std::string json;
+  int nodes = 0;
   int iterations = 3;
   int warmup = 1;
   std::string fidelity = "auto";
   bool quiet = false;
 };
 
+// --nodes, or GPU counts beyond the scenario's nodes x GPUs per node: the cluster grows to the nodes needed (the
+// scenario's node type, network and scheme unchanged), said on standard error and in the report's scenario name.
+void grow_cluster(plan::Scenario& scenario, const PredictArgs& a, const std::vector<int>& gpus) {
+  const topology::ClusterSpec spec = plan::load_scenario_cluster_spec(scenario);
+  const int per_node = std::max(1, scenario.gpus_per_node > 0 ? scenario.gpus_per_node : spec.node.devices_per_node);
+  int nodes = a.nodes > 0 ? a.nodes : scenario.nodes;
+  for (int g : gpus) nodes = std::max(nodes, (g + per_node - 1) / per_node);
+  if (nodes == scenario.nodes) return;
+  if (nodes > spec.max_nodes)
+    throw InputError(scenario.file, "/nodes", fmt::format("at most {} nodes on {} ({} needed)", spec.max_nodes, spec.name, nodes));
+  if (!a.quiet)
+    std::cerr << fmt::format("predict: {} nodes of {} instead of the scenario's {}{}\n", nodes, spec.name,
+                             scenario.nodes, a.nodes > 0 ? " (--nodes)" : " (grown to fit --gpus)");
+  scenario.name += fmt::format(" [{} nodes]", nodes);
+  scenario.nodes = nodes;
+}
+
 int run_predict(const PredictArgs& a) {
-  const plan::Scenario scenario = a.scenario.empty() ? plan::default_scenario() : plan::load_scenario(a.scenario);
+  plan::Scenario scenario = a.scenario.empty() ? plan::default_scenario() : plan::load_scenario(a.scenario);
   sim::PredictOptions options;
   if (!a.gpus.empty()) options.gpus = parse_int_list(a.gpus, "--gpus");
-  if (!a.calibration.empty()) options.calibration = sim::load_calibration(a.calibration);
+  if (a.nodes < 0) throw InputError("", "--nodes", "a positive number of nodes");
+  grow_cluster(scenario, a, options.gpus);
+  const std::string device = plan::load_scenario_cluster(scenario, 1).spec().node.device.name;
+  sim::ChosenCalibration chosen = sim::choose_calibration(a.calibration, device);
+  options.calibration = std::move(chosen.calibration);
+  options.calibration_source = chosen.source;
   if (a.iterations < 1) throw InputError("", "--iterations", "a positive number of measured iterations");
   if (a.warmup < 0) throw InputError("", "--warmup", "a number of warm-up iterations >= 0");
   options.run.iterations = a.iterations;
@@ -65,7 +89,7 @@ int run_predict(const PredictArgs& a) {
     write_json_output((dir / "trace.json").string(), sim::chrome_trace(report));
     sim::ReportContext context;
     context.batch_per_gpu = scenario.batch_per_gpu;
-    context.calibration_source = a.calibration.empty() ? "built-in defaults" : a.calibration;
+    context.calibration_source = options.calibration_source;
     context.calibration = sim::calibration_to_json(options.calibration);
     write_file_atomic((dir / "report.html").string(), sim::report_html(report, context));
   }
@@ -83,7 +107,11 @@ void add_predict_command(CLI::App& root, Action& action) {
   auto* sub = root.add_subcommand("predict", "simulate training iterations with SimGrid for every GPU count");
   sub->add_option("scenario", args->scenario, "scenario file (default: the built-in default scenario)");
   sub->add_option("--gpus", args->gpus, "comma-separated GPU counts (default: the scenario's sweep)");
-  sub->add_option("--calibration", args->calibration, "calibration file (default: built-in K80/H200 defaults)");
+  sub->add_option("--calibration", args->calibration,
+                  "calibration file, shipped:NAME, or none (default: the shipped calibration of the scenario's device "
+                  "in calibrations/, else the built-in defaults); the output names the one used");
+  sub->add_option("--nodes", args->nodes,
+                  "nodes of the scenario's cluster (default: the scenario's, grown to fit the largest --gpus)");
   sub->add_option("--iterations", args->iterations, "measured iterations per point (default 3)");
   sub->add_option("--warmup", args->warmup, "warm-up iterations per point, excluded (default 1)");
   sub->add_option("--trace", args->trace, "write a Chrome trace (Perfetto) to FILE");

@@ -1,7 +1,10 @@
 // scaletwin validate: predicts every measured run with a calibration and reports the error of each and the MAPE.
 //
-//   scaletwin validate --calibration FILE --measurements FILE [--measurements FILE ...] [--json FILE] [--jobs N]
-//                      [--report DIR] [--quiet]
+//   scaletwin validate --calibration FILE|shipped:NAME|none --measurements FILE [--measurements FILE ...]
+//                      [--cv 'FIELD OP VALUE'] [--json FILE] [--jobs N] [--report DIR] [--quiet]
+//
+// --cv 'nodes<=2' calibrates on the runs the filter selects (starting from --calibration, default the built-in
+// defaults) and validates the others: calibrate small, predict large; 'model!=vgg16' leaves one model out.
 //
 // --json: {"runs": [{"id", "measured_images_per_sec", "predicted_images_per_sec", "error"}], "mape"} with
 // error = (predicted - measured) / measured and mape = mean |error| in percent (../shared/spec.md).
@@ -11,6 +14,10 @@
 #include <filesystem>
 #include <iostream>
 
+#include <fmt/format.h>
+
+#include "calibrate/fit.hpp"
+#include "calibrate/jitter.hpp"
 #include "calibrate/validate.hpp"
 #include "calibrate/validate_report.hpp"
 #include "cli/command.hpp"
@@ -27,6 +34,7 @@ struct ValidateArgs {
   std::vector<std::string> measurements;
   std::string json;
   std::string report_dir;
+  std::string cv;
   int jobs = 2;
   bool quiet = false;
 };
@@ -43,10 +51,39 @@ void write_report(const ValidateArgs& a, const std::vector<calibrate::MeasuredRu
   write_file_atomic((dir / "report.html").string(), calibrate::validation_html(runs, v, context));
 }
 
+// --cv FILTER: calibrate on the runs FILTER selects, starting from the given calibration, and validate the others
+// with the fitted calibration: the error of predicting what was not fitted.
+sim::Calibration fit_for_cv(const ValidateArgs& a, std::vector<calibrate::MeasuredRun>& runs,
+                            const sim::Calibration& start) {
+  const auto filter = calibrate::parse_run_filter(a.cv, "--cv");
+  std::vector<calibrate::MeasuredRun> train, held;
+  for (auto& r : runs) (filter(r) ? train : held).push_back(r);
+  if (train.empty()) throw InputError("", "--cv", "a filter that selects some runs to fit (got \"" + a.cv + "\")");
+  if (held.empty()) throw InputError("", "--cv", "a filter that leaves some runs to predict (got \"" + a.cv + "\")");
+  calibrate::FitOptions options;
+  options.parallel = a.jobs;
+  options.validate = false;
+  sim::Calibration c = start;
+  calibrate::apply_measured_jitter(train, c);
+  Progress progress("validate --cv: fit", 0, progress_style_for_stderr(a.quiet));
+  const ProgressScope scope(progress);
+  const calibrate::FitResult fit = calibrate::fit_calibration(train, c, options);
+  progress.finish();
+  if (!a.quiet)
+    std::cerr << fmt::format("validate --cv: fitted on {} runs ({}), predicting the other {}\n", train.size(), a.cv,
+                             held.size());
+  runs = std::move(held);
+  return fit.calibration;
+}
+
 int run_validate(const ValidateArgs& a) {
   if (a.jobs < 1) throw InputError("", "--jobs", "at least 1");
-  const sim::Calibration calibration = sim::load_calibration(a.calibration);
-  const auto runs = calibrate::load_measurements(a.measurements);
+  auto runs = calibrate::load_measurements(a.measurements);
+  if (a.calibration.empty() && a.cv.empty()) throw InputError("", "--calibration", "a calibration file (or --cv)");
+  const std::string device =
+      runs.empty() ? "" : plan::load_scenario_cluster(calibrate::scenario_of(runs.front()), 1).spec().node.device.name;
+  sim::Calibration calibration = sim::choose_calibration(a.calibration.empty() ? "none" : a.calibration, device).calibration;
+  if (!a.cv.empty()) calibration = fit_for_cv(a, runs, calibration);
   Progress progress("validate", runs.size(), progress_style_for_stderr(a.quiet));
   calibrate::Validation v;
   {
@@ -67,7 +104,10 @@ int run_validate(const ValidateArgs& a) {
 void add_validate_command(CLI::App& root, Action& action) {
   auto args = std::make_shared<ValidateArgs>();
   auto* sub = root.add_subcommand("validate", "predict every measured run and report each error and the MAPE");
-  sub->add_option("--calibration", args->calibration, "calibration file")->required();
+  sub->add_option("--calibration", args->calibration,
+                  "calibration file, shipped:NAME or none (with --cv: where the fit starts; default none)");
+  sub->add_option("--cv", args->cv,
+                  "fit on the runs matching 'FIELD OP VALUE' (e.g. 'nodes<=2', 'model!=vgg16') and validate the others");
   sub->add_option("--measurements", args->measurements, "measurements file (repeatable)")->required();
   sub->add_option("--json", args->json, "write the JSON result to FILE ('-' = standard output)");
   sub->add_option("--report", args->report_dir, "write report.json and report.html (charts, runs, calibration) into DIR");

@@ -46,6 +46,12 @@ struct ComputeOp {
   double flops = 0.0;          // for this endpoint's share (batch and model-parallel slice applied)
   double bytes = 0.0;          // memory traffic, for the roofline
   int64_t samples = 0;         // samples processed by this op
+  // The op's shape, for shape-aware efficiency (sim/calibration.hpp). As a GEMM (implicit for convolutions) the op
+  // computes parallel_elements independent outputs (M x N), each a dot product of flops / (2 parallel_elements)
+  // terms: forward M x N = output elements, backward-input = input elements, backward-weight = weights.
+  int kernel_hw = 0;               // convolution: kernel height x width (0 for other layers)
+  int stride = 1;                  // convolution: the larger of its strides
+  double parallel_elements = 0.0;  // 0: not a GEMM-like op
 };
 
 enum class CollectivePurpose { kGradients, kPsPushPull, kActivationGather, kGradientScatter, kLocalAggregation };

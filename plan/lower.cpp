@@ -80,6 +80,33 @@ std::vector<Bucket> make_buckets(const models::Model& model, const std::vector<i
   return buckets;
 }
 
+// The GEMM view of a convolution or fully connected op (iteration_plan.hpp, ComputeOp): the reduction length of
+// each output per phase — forward: input channels per group x kernel (FC: input features); backward-input:
+// output channels per group x kernel (FC: output features); backward-weight: samples x output positions.
+static void set_op_shape(ComputeOp& op, const models::Model& model, const models::Layer& L, double samples, double fraction) {
+  using models::LayerKind;
+  if ((L.kind != LayerKind::kConv && L.kind != LayerKind::kFullyConnected) || op.flops <= 0.0 || L.inputs.empty()) return;
+  const models::Shape& in = model.layers.at(static_cast<size_t>(L.inputs.front())).out;
+  double reduction = 0.0;
+  if (L.kind == LayerKind::kConv) {
+    op.kernel_hw = static_cast<int>(L.conv.kernel_h * L.conv.kernel_w);
+    op.stride = static_cast<int>(std::max(L.conv.stride_h, L.conv.stride_w));
+    const double groups = static_cast<double>(std::max<int64_t>(L.conv.groups, 1));
+    switch (op.phase) {
+      case Phase::kForward: reduction = static_cast<double>(in.c) / groups * op.kernel_hw; break;
+      case Phase::kBackwardInput: reduction = static_cast<double>(L.out.c) / groups * op.kernel_hw; break;
+      default: reduction = samples * static_cast<double>(L.out.h * L.out.w); break;
+    }
+  } else {
+    switch (op.phase) {
+      case Phase::kForward: reduction = static_cast<double>(in.elements()); break;
+      case Phase::kBackwardInput: reduction = static_cast<double>(L.out.elements()) * fraction; break;
+      default: reduction = samples; break;
+    }
+  }
+  if (reduction > 0.0) op.parallel_elements = op.flops / (2.0 * reduction);
+}
+
 ComputeOp layer_op(const models::Model& model, int layer, Phase phase, double samples, double fraction) {
   const auto& L = model.layers.at(static_cast<size_t>(layer));
   double in_bytes = 0.0;
@@ -98,6 +125,7 @@ ComputeOp layer_op(const models::Model& model, int layer, Phase phase, double sa
     default: ST_ASSERT(false, "layer_op takes forward or backward phases");
   }
   op.flops *= samples * fraction;
+  set_op_shape(op, model, L, samples, fraction);
   // Memory traffic: activations in and out per sample (the gradient of the output for backward), plus weights.
   op.bytes = (in_bytes + out_bytes) * samples + weight_bytes;
   return op;

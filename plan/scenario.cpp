@@ -256,6 +256,8 @@ Scenario parse_scenario(const Json& json, const std::string& file) {
   s.gpus_per_node = static_cast<int>(obj.get_int("gpus_per_node", 0, 0, 4096));
   s.batch_per_gpu = obj.get_int("batch_per_gpu", 32, 1, 1 << 20);
   s.scheme = obj.has("scheme") ? parse_scheme(obj.get_object("scheme")) : Scheme{};
+  if (obj.has("framework"))
+    s.framework = obj.get_enum("framework", {"tensorflow", "mxnet", "mpi", "nccl"}, std::string("tensorflow"));
   if (obj.has("sweep")) {
     const JsonObject sweep = obj.get_object("sweep");
     sweep.ignore("comment");

@@ -105,6 +105,9 @@ struct Scenario {
   int gpus_per_node = 0;            // 0: all devices of the node
   int64_t batch_per_gpu = 32;
   Scheme scheme;
+  // The software stack that moves the bytes (sim/stacks.hpp): "tensorflow" (1.x gRPC parameter servers and
+  // replicated copies), "mxnet" (kvstore), "mpi", "nccl"; "" = the default of the scheme and cluster.
+  std::string framework;
   std::vector<int> sweep_gpus;      // GPU counts for predict; empty: nodes * gpus_per_node only
   Training training;
   std::vector<Fault> faults;        // what-if faults for predict (issue 10); empty: a healthy cluster

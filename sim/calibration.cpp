@@ -24,8 +24,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <utility>
+
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "sim/builtin_texts.hpp"
+#include "sim/stacks.hpp"
 
 namespace scaletwin::sim {
 
@@ -46,6 +51,15 @@ double DeviceEfficiency::for_op(models::LayerClass c, double flops, double bytes
   if (knee <= 0.0 || bytes <= 0.0) return eff;
   const double intensity = flops / bytes;
   return eff * intensity / (intensity + knee);
+}
+
+double DeviceEfficiency::for_op(const plan::ComputeOp& op) const {
+  double eff = for_op(op.layer_class, op.flops, op.bytes);
+  if (op.layer_class == models::LayerClass::kConv && op.kernel_hw == 9 && op.stride == 1 && conv_winograd > 0.0)
+    eff *= conv_winograd / conv;
+  if (op.layer_class != models::LayerClass::kMemory && parallel_half_elements > 0.0 && op.parallel_elements > 0.0)
+    eff *= op.parallel_elements / (op.parallel_elements + parallel_half_elements);
+  return eff;
 }
 
 const char* link_class_name(LinkClass c) {
@@ -84,10 +98,30 @@ Calibration Calibration::for_model(const std::string& model_name) const {
   return c;
 }
 
+Calibration Calibration::for_run(const std::string& model_name, const std::string& stack) const {
+  Calibration c = for_model(model_name);
+  const auto it = stacks.find(stack);
+  if (it != stacks.end()) {
+    const StackCosts& s = it->second;
+    if (s.op_overhead_s)
+      for (auto& [name, d] : c.devices) d.op_overhead_s += *s.op_overhead_s;
+    if (s.message_overhead_s) c.message_overhead_s = *s.message_overhead_s;
+    if (s.network_Bps) c.network_ceiling_Bps = *s.network_Bps;
+    if (s.server_update_s_per_byte) c.ps_cost_per_byte_s = *s.server_update_s_per_byte;
+  }
+  c.stacks.clear();
+  return c;
+}
+
+double Calibration::link_bandwidth_Bps(const std::string& edge_kind, double wire_Bps) const {
+  const double bandwidth = wire_Bps * link(link_class_of(edge_kind)).bandwidth_factor;
+  return edge_kind == "network" && network_ceiling_Bps > 0.0 ? std::min(bandwidth, network_ceiling_Bps) : bandwidth;
+}
+
 Calibration default_calibration() {
   Calibration c;
   c.devices["default"] = DeviceEfficiency{};
-  c.devices["Tesla K80 (one GK210)"] = DeviceEfficiency{0.36, 0.45, 0.60, 20e-6};
+  c.devices["Tesla K80 (one GK210)"] = DeviceEfficiency{0.36, 0.45, 0.60, 5e-6};
   c.devices["H200 SXM"] = DeviceEfficiency{0.68, 0.70, 0.70, 8e-6};
   c.devices["cpu"] = DeviceEfficiency{0.30, 0.50, 0.50, 5e-6};
   for (LinkClass k : {LinkClass::kPcie, LinkClass::kNvlink, LinkClass::kNetwork, LinkClass::kShm})
@@ -96,6 +130,7 @@ Calibration default_calibration() {
   c.message_overhead_s = 5e-6;
   c.ps_cost_per_byte_s = 1e-10;
   c.input_cost_per_image_s = 2.6e-4;
+  for (const StackDescription& d : builtin_stacks()) c.stacks[d.name] = d.costs();
   return c;
 }
 
@@ -121,6 +156,8 @@ DeviceEfficiency parse_device(const JsonObject& o, const DeviceEfficiency& base)
   d.model_factors = base.model_factors;
   d.shared_node_slowdown = o.get_number("shared_node_slowdown", base.shared_node_slowdown, 0.0, 100.0);
   d.compute_jitter = o.get_number("compute_jitter", base.compute_jitter, 0.0, 10.0);
+  d.conv_winograd = o.get_number("conv_winograd", base.conv_winograd, 0.0, 10.0);
+  d.parallel_half_elements = o.get_number("parallel_half_elements", base.parallel_half_elements, 0.0, 1e12);
   if (o.has("model_factors")) {
     const JsonObject m = o.get_object("model_factors");
     for (const auto& item : m.raw().items())
@@ -133,6 +170,27 @@ DeviceEfficiency parse_device(const JsonObject& o, const DeviceEfficiency& base)
 
 const std::vector<std::string> kLinkClassNames = {"pcie", "nvlink", "network", "shm"};
 
+StackCosts parse_stack(const JsonObject& o, StackCosts s) {
+  const auto read = [&](const char* key, std::optional<double>& v, double lo, double hi) {
+    if (o.has(key)) v = o.get_number(key, std::nullopt, lo, hi);
+  };
+  read("op_overhead_s", s.op_overhead_s, 0.0, 1.0);
+  read("message_overhead_s", s.message_overhead_s, 0.0, 1.0);
+  read("network_Bps", s.network_Bps, 1.0, 1e15);
+  read("server_update_s_per_byte", s.server_update_s_per_byte, 0.0, 1.0);
+  o.finish();
+  return s;
+}
+
+Json stack_to_json(const StackCosts& s) {
+  Json j = Json::object();
+  if (s.op_overhead_s) j["op_overhead_s"] = *s.op_overhead_s;
+  if (s.message_overhead_s) j["message_overhead_s"] = *s.message_overhead_s;
+  if (s.network_Bps) j["network_Bps"] = *s.network_Bps;
+  if (s.server_update_s_per_byte) j["server_update_s_per_byte"] = *s.server_update_s_per_byte;
+  return j;
+}
+
 }  // namespace
 
 Calibration parse_calibration(const Json& json, const std::string& file) {
@@ -141,6 +199,7 @@ Calibration parse_calibration(const Json& json, const std::string& file) {
   root.ignore("comment");
   root.ignore("source");
   root.ignore("fit");  // calibrate may store fit diagnostics
+  root.ignore("provenance");
   Calibration c = default_calibration();
   if (root.has("devices")) {
     JsonObject devs = root.get_object("devices");
@@ -165,6 +224,18 @@ Calibration parse_calibration(const Json& json, const std::string& file) {
   c.message_overhead_s = root.get_number("message_overhead_s", c.message_overhead_s, 0.0, 1.0);
   c.ps_cost_per_byte_s = root.get_number("ps_cost_per_byte_s", c.ps_cost_per_byte_s, 0.0, 1.0);
   c.input_cost_per_image_s = root.get_number("input_cost_per_image_s", c.input_cost_per_image_s, 0.0, 10.0);
+  if (root.has("prediction_interval")) {
+    const JsonObject pi = root.get_object("prediction_interval");
+    c.prediction_log_sd = pi.get_number("log_sd", std::nullopt, 0.0, 10.0);
+    for (const auto& item : pi.raw().items()) pi.ignore(item.key());  // how it was measured, for people
+  }
+  if (root.has("stacks")) {
+    JsonObject stacks = root.get_object("stacks");
+    for (const auto& [name, value] : stacks.raw().items()) {
+      stacks.ignore(name);
+      c.stacks[name] = parse_stack(JsonObject(value, file, stacks.path_of(name)), c.stacks[name]);
+    }
+  }
   root.finish();
   return c;
 }
@@ -184,7 +255,9 @@ Json calibration_to_json(const Calibration& c) {
                   {"matmul_knee_flops_per_byte", d.matmul_knee_flops_per_byte},
                   {"model_factors", d.model_factors},
                   {"shared_node_slowdown", d.shared_node_slowdown},
-                  {"compute_jitter", d.compute_jitter}};
+                  {"compute_jitter", d.compute_jitter},
+                  {"conv_winograd", d.conv_winograd},
+                  {"parallel_half_elements", d.parallel_half_elements}};
   j["devices"] = devs;
   Json links = Json::object();
   for (const auto& [k, f] : c.links)
@@ -193,7 +266,46 @@ Json calibration_to_json(const Calibration& c) {
   j["message_overhead_s"] = c.message_overhead_s;
   j["ps_cost_per_byte_s"] = c.ps_cost_per_byte_s;
   j["input_cost_per_image_s"] = c.input_cost_per_image_s;
+  Json stacks = Json::object();
+  for (const auto& [name, s] : c.stacks) stacks[name] = stack_to_json(s);
+  j["stacks"] = stacks;
+  if (c.prediction_log_sd > 0.0) j["prediction_interval"] = {{"log_sd", c.prediction_log_sd}};
   return j;
+}
+
+const std::vector<ShippedCalibration>& shipped_calibrations() {
+  static const std::vector<ShippedCalibration> shipped = [] {
+    std::vector<ShippedCalibration> out;
+    for (const auto& [name, text] : detail::builtin_calibration_texts()) {
+      const std::string file = "calibrations/" + std::string(name) + ".json";
+      const Json json = parse_json_text(std::string(text), file);
+      ShippedCalibration s{std::string(name), parse_calibration(json, file), {}, json.value("provenance", Json::object())};
+      for (const auto& [device, value] : json.at("devices").items())
+        if (device != "default") s.devices.push_back(device);
+      out.push_back(std::move(s));
+    }
+    return out;
+  }();
+  return shipped;
+}
+
+ChosenCalibration choose_calibration(const std::string& choice, const std::string& device_name) {
+  if (choice == "none") return {default_calibration(), "built-in defaults"};
+  if (choice.empty() || choice.starts_with("shipped:")) {
+    const std::string wanted = choice.empty() ? "" : choice.substr(8);
+    for (const ShippedCalibration& s : shipped_calibrations()) {
+      const bool fits = wanted.empty() ? std::find(s.devices.begin(), s.devices.end(), device_name) != s.devices.end()
+                                       : s.name == wanted;
+      if (fits) return {s.calibration, "calibrations/" + s.name + ".json (shipped)"};
+    }
+    if (!wanted.empty()) {
+      std::string names;
+      for (const ShippedCalibration& s : shipped_calibrations()) names += (names.empty() ? "" : ", ") + s.name;
+      throw InputError("", "--calibration", fmt::format("shipped:NAME with NAME one of: {} (got \"{}\")", names, wanted));
+    }
+    return {default_calibration(), "built-in defaults (no shipped calibration fits " + device_name + ")"};
+  }
+  return {load_calibration(choice), choice};
 }
 
 void save_calibration(const std::string& path, const Calibration& c) {

@@ -19,12 +19,28 @@
 //     "input_cost_per_image_s": 2e-4            // input pipeline per image, real data only
 //   }
 //
+//     "stacks": {"tensorflow": {"op_overhead_s": 3e-5, "message_overhead_s": 1e-4, "network_Bps": 6e8,
+//                               "server_update_s_per_byte": 2e-10}},
+//
+// "stacks" holds the costs of each software stack (stacks/*.json says what each is, with sources, bounds and which
+// are fitted; sim/stacks.hpp): a run of stack S uses S's values where present, the top-level ones otherwise
+// (Calibration::for_run). op_overhead_s is the framework's dispatch cost per op, added to the device's own (the
+// kernel launch); network_Bps caps what one node's transport moves per direction through each NIC link (kind
+// "network"): gRPC's or ZMQ's throughput over TCP, below the wire's rate on fast links and above it on slow ones,
+// so a slow link is never made slower than its wire; server_update_s_per_byte replaces ps_cost_per_byte_s.
+//
 // Every key but "format" is optional; missing ones keep the defaults (default_calibration()). conv/matmul are
 // fractions of the device's peak FLOP/s reached by that layer class; memory is the fraction of memory bandwidth
 // reached by every layer's memory traffic (the roofline's other roof). A device type absent from "devices"
 // uses the "default" entry. The knees make conv/matmul efficiency a curve over the op's arithmetic intensity
 // I = flops / bytes: eff(I) = eff * I / (I + knee), so small-channel layers (1x1 convolutions, I ~ 25 FLOP/B) run
 // further below the class efficiency than wide 3x3 ones (I ~ 500); knee 0 (the default) is a flat efficiency.
+// conv_winograd is the efficiency of 3x3 stride-1 convolutions (cuDNN runs them as Winograd transforms, which do
+// fewer multiplications than the direct count: it may exceed 1; 0 = the conv efficiency). parallel_half_elements
+// makes conv and matmul efficiency grow with the op's parallel work P (independent outputs of its GEMM,
+// plan::ComputeOp::parallel_elements): eff * P / (P + parallel_half_elements), half the efficiency at P =
+// parallel_half_elements (a GPU needs tens of thousands of outputs in flight to fill its cores; batch 1 leaves
+// most idle); 0 = no such effect.
 // model_factors multiply the conv and matmul efficiencies when that model (Model::name) runs on the device: the
 // kernels a library picks per network (Winograd for 3x3 convolutions, FFT, implicit GEMM for 1x7 ones) change
 // the time per FLOP in ways FLOP counts do not show. Calibration::for_model(name) applies them; whoever
@@ -37,10 +53,13 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "core/json_reader.hpp"
 #include "models/model.hpp"
+#include "plan/iteration_plan.hpp"
 
 namespace scaletwin::sim {
 
@@ -55,9 +74,24 @@ struct DeviceEfficiency {
   double shared_node_slowdown = 0.0;                  // per other busy worker on the node (see above)
   double compute_jitter = 0.0;                        // CV of compute time per iteration (see above)
 
+  double conv_winograd = 0.0;                         // 3x3 stride-1 convolutions; 0: conv (see above)
+  double parallel_half_elements = 0.0;                // see above; 0: none
+
   double for_class(models::LayerClass c) const;
   // The efficiency of one op of class c moving `bytes` for `flops`: for_class(c) scaled by the intensity curve.
   double for_op(models::LayerClass c, double flops, double bytes) const;
+  // The efficiency of `op` with its shape: the 3x3 stride-1 efficiency where it applies, the intensity curve and
+  // the parallel-work curve.
+  double for_op(const plan::ComputeOp& op) const;
+};
+
+// One software stack's costs in a calibration (see above); absent: the top-level value (or no ceiling).
+struct StackCosts {
+  std::optional<double> op_overhead_s;
+  std::optional<double> message_overhead_s;
+  std::optional<double> network_Bps;
+  std::optional<double> server_update_s_per_byte;
+  bool operator==(const StackCosts&) const = default;
 };
 
 struct LinkFactors {
@@ -76,15 +110,46 @@ struct Calibration {
   double message_overhead_s = 0.0;
   double ps_cost_per_byte_s = 0.0;
   double input_cost_per_image_s = 0.0;
+  std::map<std::string, StackCosts> stacks;          // by stack name (tensorflow, mxnet, mpi, nccl)
+  double network_ceiling_Bps = 0.0;                  // the run's stack ceiling (for_run sets it); 0: none
+  // "prediction_interval": {"log_sd": s, ...}: the standard deviation of log(predicted / measured) over
+  // cross-validated predictions (runs left out of the fit that predicted them: scripts/fit-calibrations); predict
+  // gives 90% intervals x * exp(-+1.645 s). 0: unknown, no interval.
+  double prediction_log_sd = 0.0;
 
   const DeviceEfficiency& device(const std::string& device_name) const;
+  // The bandwidth the simulator gives a link of topology kind `edge_kind` whose wire moves wire_Bps: the class's
+  // bandwidth factor, and for NIC links (kind "network") at most the stack's ceiling.
+  double link_bandwidth_Bps(const std::string& edge_kind, double wire_Bps) const;
   const LinkFactors& link(LinkClass c) const { return links.at(c); }
   // A copy with every device's model factor for `model_name` folded into its conv and matmul efficiencies.
   Calibration for_model(const std::string& model_name) const;
+  // for_model, then the costs of stack `stack` folded into the top-level fields (message_overhead_s,
+  // ps_cost_per_byte_s, network_ceiling_Bps; its op_overhead_s added to every device's) and the stacks cleared:
+  // what a simulation of one run uses.
+  Calibration for_run(const std::string& model_name, const std::string& stack) const;
 };
 
 // Defaults for K80 and H200 from published single-GPU throughput (derivation in calibration.cpp).
 Calibration default_calibration();
+
+// The calibrations shipped in calibrations/*.json (embedded at build time; fitted by scripts/fit-calibrations,
+// whose data, command and commit each file records under "provenance"), sorted by name.
+struct ShippedCalibration {
+  std::string name;                  // "k80": the file calibrations/k80.json
+  Calibration calibration;
+  std::vector<std::string> devices;  // the device types it fitted (keys of "devices" other than "default")
+  Json provenance;
+};
+const std::vector<ShippedCalibration>& shipped_calibrations();
+
+// The calibration a prediction uses and how to name it. `choice`: "" (automatic: the shipped calibration that
+// fitted `device_name`, else the built-in defaults), "none" (the built-in defaults), "shipped:NAME", or a file.
+struct ChosenCalibration {
+  Calibration calibration;
+  std::string source;  // "calibrations/k80.json (shipped)", "built-in defaults", or the file's path
+};
+ChosenCalibration choose_calibration(const std::string& choice, const std::string& device_name);
 // A calibration with no factors and no overheads: efficiency 1, factors 1, every cost 0 (for exactness tests).
 Calibration ideal_calibration();
 

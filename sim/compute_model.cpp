@@ -35,7 +35,7 @@ double ComputeModel::op_time_s(const plan::ComputeOp& op, const Processor& p) co
   const DeviceEfficiency& eff = calibration_.device(p.name);
   double t = 0.0;
   if (op.flops > 0.0 && p.peak_flops > 0.0)
-    t = op.flops / (p.peak_flops * eff.for_op(op.layer_class, op.flops, op.bytes));
+    t = op.flops / (p.peak_flops * eff.for_op(op));
   if (op.bytes > 0.0 && p.memory_bandwidth_Bps > 0.0)
     t = std::max(t, op.bytes / (p.memory_bandwidth_Bps * eff.memory));
   t += eff.op_overhead_s;

@@ -25,7 +25,8 @@ FlowNetwork::FlowNetwork(const topology::Cluster& cluster, const Calibration& ca
   latency_factor_.assign(edges.size(), 1.0);
   for (size_t e = 0; e < edges.size(); ++e) {
     const LinkFactors& f = calibration.link(link_class_of(edges[e].kind));
-    const double bandwidth = edges[e].link.bandwidth_Bps * f.bandwidth_factor * faults.bandwidth_factor(static_cast<int>(e));
+    const double bandwidth = calibration.link_bandwidth_Bps(edges[e].kind, edges[e].link.bandwidth_Bps) *
+                             faults.bandwidth_factor(static_cast<int>(e));
     ST_ASSERT(edges[e].link.bandwidth_Bps > 0.0, "link without bandwidth");
     capacity_Bps_[2 * e] = bandwidth;
     capacity_Bps_[2 * e + 1] = bandwidth;

@@ -77,7 +77,7 @@ ClusterPlatform::ClusterPlatform(const topology::Cluster& cluster, const Calibra
       const LinkFactors& f = calibration.link(link_class_of(edge.kind));
       const std::string name = edge.name.empty() ? fmt::format("e{}", e) : fmt::format("e{}:{}", e, edge.name);
       ST_ASSERT(edge.link.bandwidth_Bps > 0.0, "link without bandwidth: " + name);
-      const double bandwidth = edge.link.bandwidth_Bps * f.bandwidth_factor * faults.bandwidth_factor(e);
+      const double bandwidth = calibration.link_bandwidth_Bps(edge.kind, edge.link.bandwidth_Bps) * faults.bandwidth_factor(e);
       links[e] = edge.link.shared ? zone->create_link(name, bandwidth)
                                   : static_cast<sg4::Link*>(zone->create_split_duplex_link(name, bandwidth));
       links[e]->set_latency(edge.link.latency_s * f.latency_factor);

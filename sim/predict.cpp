@@ -9,6 +9,7 @@
 #include "sim/fast_runner.hpp"
 #include "sim/jitter.hpp"
 #include "sim/point_pool.hpp"
+#include "sim/stacks.hpp"
 
 namespace scaletwin::sim {
 
@@ -40,9 +41,9 @@ PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calib
   const models::Model model = plan::load_scenario_model(scenario);
   const topology::Cluster cluster = plan::load_scenario_cluster(scenario, gpus);
   const plan::IterationPlan plan = plan::lower(scenario, model, cluster, gpus);
-  // The calibration's per-model factors (fitted by calibrate) apply to this scenario's model only; for_model
-  // clears them, so applying it again downstream changes nothing.
-  const Calibration for_model = calibration.for_model(model.name);
+  // The calibration's per-model factors (fitted by calibrate) apply to this scenario's model only, its stack's
+  // costs to this scenario's stack; for_run clears both, so applying it again downstream changes nothing.
+  const Calibration for_model = calibration.for_run(model.name, run_stack(scenario, cluster));
   PointResult point = run_iteration_plan(plan, cluster, for_model, scenario_run_options(scenario, options));
   apply_compute_jitter(point, plan, cluster, for_model);
   return point;
@@ -79,7 +80,7 @@ PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, cons
   plan::LowerOptions lowering;
   lowering.materialize_schedules = false;  // the fast mode times recipes: no O(GPUs²) schedules
   const plan::IterationPlan plan = plan::lower(scenario, model, cluster, gpus, lowering);
-  const Calibration for_model = calibration.for_model(model.name);
+  const Calibration for_model = calibration.for_run(model.name, run_stack(scenario, cluster));
   PointResult point = run_iteration_plan_fast(plan, cluster, for_model, scenario_run_options(scenario, options));
   apply_compute_jitter(point, plan, cluster, for_model);
   return point;
@@ -91,6 +92,9 @@ Report predict(const plan::Scenario& scenario, const PredictOptions& options) {
   report.scheme = scenario.scheme.describe();
   report.cluster = scenario.cluster;
   report.model = scenario.model;
+  report.stack = run_stack(scenario, plan::load_scenario_cluster(scenario, 1));
+  report.calibration_source = options.calibration_source;
+  report.interval_log_sd = options.calibration.prediction_log_sd;
   const std::vector<int> gpus = sweep_of(scenario, options.gpus);
   double base_images_per_sec = 0.0;
   for (int g : gpus) {

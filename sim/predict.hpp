@@ -29,6 +29,7 @@ Fidelity fidelity_from_name(const std::string& name);  // InputError naming --fi
 struct PredictOptions {
   std::vector<int> gpus;  // empty: the scenario's sweep, else nodes * gpus_per_node
   Calibration calibration = default_calibration();
+  std::string calibration_source = "built-in defaults";  // how the report names it (choose_calibration)
   RunOptions run;
   Fidelity fidelity = Fidelity::kAuto;
   // Called after each simulated point (the sweep's, then the 1-GPU base when the sweep lacks it): progress.

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <sstream>
 
 #include "core/units.hpp"
@@ -71,24 +72,53 @@ PointResult point_from_json(const Json& j) {
   return p;
 }
 
+std::pair<double, double> prediction_interval(double x, double log_sd) {
+  constexpr double kZ90 = 1.6448536269514722;  // two-sided 90% of a normal
+  return {x * std::exp(-kZ90 * log_sd), x * std::exp(kZ90 * log_sd)};
+}
+
 Json report_to_json(const Report& r) {
   Json preds = Json::array();
-  for (const PointResult& p : r.predictions) preds.push_back(point_to_json(p, false));
-  return {{"scenario", r.scenario}, {"scheme", r.scheme}, {"cluster", r.cluster}, {"model", r.model},
-          {"predictions", preds}};
+  for (const PointResult& p : r.predictions) {
+    Json j = point_to_json(p, false);
+    if (r.interval_log_sd > 0.0) {
+      const auto pair = [&](double x) {
+        const auto [lo, hi] = prediction_interval(x, r.interval_log_sd);
+        return Json::array({lo, hi});
+      };
+      j["images_per_sec_interval"] = pair(p.images_per_sec);
+      j["iteration_s_interval"] = pair(p.iteration_s);
+      j["speedup_interval"] = pair(p.speedup);
+    }
+    preds.push_back(std::move(j));
+  }
+  Json out = {{"scenario", r.scenario}, {"scheme", r.scheme}, {"cluster", r.cluster}, {"model", r.model},
+              {"stack", r.stack}, {"calibration", r.calibration_source}, {"predictions", preds}};
+  if (r.interval_log_sd > 0.0) out["interval"] = {{"level", 0.9}, {"log_sd", r.interval_log_sd}};
+  return out;
 }
 
 std::string report_table(const Report& r) {
   std::ostringstream out;
   out << fmt::format("scenario {}: {} on {}, {}\n", r.scenario, r.model, r.cluster, r.scheme);
-  out << fmt::format("{:>5} {:>5} {:>12} {:>12} {:>8} {:>7} {:>9} {:>11} {:>12} {:>10}\n", "gpus", "nodes",
-                     "iteration", "images/s", "speedup", "effic.", "vs 1 node", "compute", "exposed comm", "staleness");
+  if (!r.calibration_source.empty() || !r.stack.empty())
+    out << fmt::format("calibration {}, stack {}{}\n", r.calibration_source.empty() ? "-" : r.calibration_source,
+                       r.stack.empty() ? "-" : r.stack,
+                       r.interval_log_sd > 0.0
+                           ? fmt::format("; 90% interval of images/s from its cross-validated error (x{:.3f}^-+1)",
+                                         std::exp(1.6448536269514722 * r.interval_log_sd))
+                           : std::string());
+  out << fmt::format("{:>5} {:>5} {:>12} {:>12} {:>19} {:>8} {:>7} {:>9} {:>11} {:>12} {:>10}\n", "gpus", "nodes",
+                     "iteration", "images/s", "90% interval", "speedup", "effic.", "vs 1 node", "compute",
+                     "exposed comm", "staleness");
   for (const PointResult& p : r.predictions) {
     const std::string stale = p.sync == "sync" ? "-" : fmt::format("{:.2f}", p.staleness_mean);
     const std::string node = p.speedup_over_one_node > 0.0 ? fmt::format("{:.2f}", p.speedup_over_one_node) : "-";
-    out << fmt::format("{:>5} {:>5} {:>12} {:>12.1f} {:>8.2f} {:>6.1f}% {:>9} {:>11} {:>12} {:>10}\n", p.gpus,
-                       p.nodes, format_seconds(p.iteration_s), p.images_per_sec, p.speedup, 100.0 * p.efficiency, node,
-                       format_seconds(p.compute_s), format_seconds(p.exposed_comm_s), stale);
+    const auto [lo, hi] = prediction_interval(p.images_per_sec, r.interval_log_sd);
+    const std::string range = r.interval_log_sd > 0.0 ? fmt::format("{:.1f}-{:.1f}", lo, hi) : "-";
+    out << fmt::format("{:>5} {:>5} {:>12} {:>12.1f} {:>19} {:>8.2f} {:>6.1f}% {:>9} {:>11} {:>12} {:>10}\n", p.gpus,
+                       p.nodes, format_seconds(p.iteration_s), p.images_per_sec, range, p.speedup,
+                       100.0 * p.efficiency, node, format_seconds(p.compute_s), format_seconds(p.exposed_comm_s), stale);
   }
   if (!r.predictions.empty()) {
     const PointResult& p = r.predictions.back();

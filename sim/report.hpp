@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/json_reader.hpp"
@@ -57,8 +58,16 @@ struct Report {
   std::string scheme;
   std::string cluster;
   std::string model;
+  std::string stack;               // the software stack simulated (sim/stacks.hpp)
+  std::string calibration_source;  // "calibrations/k80.json (built in)", a file, or "built-in defaults"
+  // The calibration's cross-validated error, as the standard deviation of log(predicted / measured)
+  // (Calibration::prediction_log_sd); 0 when it has none, and then no interval is given.
+  double interval_log_sd = 0.0;
   std::vector<PointResult> predictions;
 };
+
+// The 90% prediction interval of a predicted figure x: x * exp(-+1.645 log_sd) ({x, x} when log_sd is 0).
+std::pair<double, double> prediction_interval(double x, double log_sd);
 
 Json point_to_json(const PointResult& p, bool with_trace);
 PointResult point_from_json(const Json& j);

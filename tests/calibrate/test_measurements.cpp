@@ -256,3 +256,20 @@ TEST_CASE(
   CHECK(e.file() == "m.json");
   CHECK(e.json_path() == "/runs/0/compute_jitter");
 }
+
+TEST_CASE("a run's framework: its field, else the framework its source names, else the scheme's default", "[unit]") {
+  Json run = good_run();
+  CHECK(parse_measurements(document(run), "m.json").at(0).framework.empty());  // source "test": no framework
+  run["source"] = "TensorFlow performance benchmarks (tf_cnn_benchmarks), May 2017 revision";
+  CHECK(parse_measurements(document(run), "m.json").at(0).framework == "tensorflow");
+  run["source"] = "Apache MXNet docs/faq/perf.md";
+  CHECK(parse_measurements(document(run), "m.json").at(0).framework == "mxnet");
+  run["framework"] = "nccl";
+  const MeasuredRun r = parse_measurements(document(run), "m.json").at(0);
+  CHECK(r.framework == "nccl");
+  CHECK(scenario_of(r).framework == "nccl");
+  CHECK(run_field(r, "framework") == "nccl");
+  CHECK(run_configuration(r).at("framework") == "nccl");
+  run["framework"] = "caffe";
+  CHECK_THROWS_WITH(parse_measurements(document(run), "m.json"), Catch::Contains("/runs/0/framework"));
+}

@@ -206,3 +206,17 @@ TEST_CASE("the validation chart of eight schemes at one GPU count has no overlap
   CHECK(leaders >= 5);
   CHECK(leaders < 8);  // the first label placed keeps its spot
 }
+
+TEST_CASE("the 90% interval of each prediction and how many measured runs fall inside", "[unit]") {
+  Validation v = make_validation({"a", "b", "c"}, {100.0, 100.0, 100.0}, {105.0, 130.0, 90.0});
+  set_intervals(v, 0.1);  // x exp(-+0.1645): 0.848x .. 1.179x
+  CHECK(v.rows[0].interval_low == Approx(105.0 * std::exp(-1.6448536269514722 * 0.1)));
+  CHECK(v.rows[0].interval_high == Approx(105.0 * std::exp(1.6448536269514722 * 0.1)));
+  CHECK(v.inside_interval == 2);  // 130 predicted: 110.3 .. 153.2 leaves 100 out
+  const Json j = validation_to_json(v);
+  CHECK(j.at("interval").at("inside") == 2);
+  CHECK(j.at("runs").at(1).at("predicted_interval").size() == 2);
+  set_intervals(v, 0.0);
+  CHECK(v.inside_interval == 0);
+  CHECK_FALSE(validation_to_json(v).contains("interval"));
+}

@@ -58,6 +58,7 @@ TEST_CASE("bad input exits 2 with a message naming the file, the path and what w
   const std::string bad_cluster_name = write(dir / "c.json", R"({"model": "resnet50", "cluster": "aws-p3"})");
   const std::string broken = write(dir / "broken.json", "{\"model\": \"resnet50\",\n \"cluster\": }");
   const std::string good = write(dir / "good.json", R"({"model": "lenet5", "cluster": "aws-p2.8xlarge", "nodes": 1})");
+  const std::string one_node = write(dir / "one.json", R"({"model": "lenet5", "cluster": "gce-k80x8"})");
   const std::string shape = write(dir / "shape.json", R"({"name": "tiny", "input": [1, 4, 4], "classes": 10,
       "layers": [{"name": "c", "type": "conv", "out_channels": 2, "kernel": 7}]})");
   const std::string zero_bw = write(dir / "zero.json", R"({"model": "lenet5", "cluster": "aws-p2.8xlarge",
@@ -70,7 +71,8 @@ TEST_CASE("bad input exits 2 with a message naming the file, the path and what w
       {"predict " + broken, {"broken.json", "line 2"}},
       {"predict /no/such/file.json", {"/no/such/file.json"}},
       {"predict " + good + " --gpus 0,2", {"--gpus", "positive integers"}},
-      {"predict " + good + " --gpus 16", {"good.json", "/sweep/gpus"}},
+      {"predict " + one_node + " --gpus 16", {"one.json", "/nodes", "at most 1 nodes on gce-k80x8 (2 needed)"}},
+      {"predict " + good + " --nodes -1", {"--nodes", "positive"}},
       {"describe --model " + shape, {"shape.json", "/layers/0"}},
       {"describe " + zero_bw, {"zero.json", "/scheme/bucket_bytes"}},
       {"describe --model no_such_model", {"no_such_model", "resnet50"}},
@@ -89,9 +91,24 @@ TEST_CASE("bad input exits 2 with a message naming the file, the path and what w
   fs::remove_all(dir);
 }
 
+TEST_CASE("predict grows the cluster to the GPU counts asked for, and says so", "[cli]") {
+  const fs::path dir = scratch();
+  const std::string one = write(dir / "one.json", R"({"model": "lenet5", "cluster": "aws-p2.8xlarge", "nodes": 1})");
+  const Result grown = run("predict " + one + " --gpus 8,16");
+  INFO(grown.out);
+  CHECK(grown.code == 0);
+  CHECK(grown.out.find("2 nodes of aws-p2.8xlarge instead of the scenario's 1 (grown to fit --gpus)") != std::string::npos);
+  CHECK(grown.out.find("[2 nodes]") != std::string::npos);
+  const Result asked = run("predict " + one + " --nodes 4 --gpus 32 --json -");
+  INFO(asked.out);
+  REQUIRE(asked.code == 0);
+  CHECK(asked.out.find("(--nodes)") != std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("a failing command leaves no output file behind", "[cli]") {
   const fs::path dir = scratch();
-  const std::string bad = write(dir / "bad.json", R"({"model": "resnet50", "cluster": "aws-p2.8xlarge", "nodes": 1})");
+  const std::string bad = write(dir / "bad.json", R"({"model": "resnet50", "cluster": "gce-k80x8", "nodes": 1})");
   const fs::path out = dir / "out.json";
   const Result r = run("predict " + bad + " --gpus 1,64 --json " + out.string());
   CHECK(r.code == 2);

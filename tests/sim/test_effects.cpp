@@ -15,7 +15,7 @@ plan::Scenario scenario(const std::string& model, const std::string& cluster, in
                         const Json& scheme) {
   Json j = {{"name", "effects"},      {"model", model},         {"cluster", cluster},
             {"nodes", nodes},         {"gpus_per_node", gpus_per_node}, {"batch_per_gpu", 32},
-            {"scheme", scheme}};
+            {"scheme", scheme}, {"framework", "mpi"}};  // the wire's effects: no framework costs on top
   return plan::parse_scenario(j, "test_effects");
 }
 

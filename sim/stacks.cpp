@@ -1,0 +1,97 @@
+// The built-in software stacks (see stacks.hpp).
+#include "sim/stacks.hpp"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "core/error.hpp"
+#include "sim/builtin_texts.hpp"
+
+namespace scaletwin::sim {
+
+const std::vector<std::string>& stack_parameter_keys() {
+  static const std::vector<std::string> keys = {"op_overhead_s", "message_overhead_s", "network_Bps",
+                                                "server_update_s_per_byte"};
+  return keys;
+}
+
+std::optional<double>& stack_field(StackCosts& costs, const std::string& key) {
+  if (key == "op_overhead_s") return costs.op_overhead_s;
+  if (key == "message_overhead_s") return costs.message_overhead_s;
+  if (key == "network_Bps") return costs.network_Bps;
+  ST_ASSERT(key == "server_update_s_per_byte", "unknown stack parameter " + key);
+  return costs.server_update_s_per_byte;
+}
+
+StackCosts StackDescription::costs() const {
+  StackCosts c;
+  for (const StackParameter& p : parameters) stack_field(c, p.key) = p.value;
+  return c;
+}
+
+StackDescription parse_stack_description(const Json& json, const std::string& file) {
+  const JsonObject root = JsonObject::root(json, file);
+  if (root.get_string("format") != "scaletwin-stack/1") root.fail("format", "\"scaletwin-stack/1\"");
+  root.ignore("source");
+  root.ignore("comment");
+  StackDescription d;
+  d.name = root.get_string("name");
+  d.description = root.get_string("description", "");
+  const JsonObject params = root.get_object("parameters");
+  for (const std::string& key : stack_parameter_keys()) {
+    if (!params.has(key)) params.fail(key, "the stack's " + key + " (a value, or null for none)");
+    const JsonObject p = params.get_object(key);
+    StackParameter sp;
+    sp.key = key;
+    sp.lower = p.get_number("lower", std::nullopt, 0.0, 1e15);
+    sp.upper = p.get_number("upper", std::nullopt, 0.0, 1e15);
+    if (!(sp.lower > 0.0 && sp.upper > sp.lower)) p.fail("upper", "bounds with 0 < lower < upper");
+    if (!p.raw().contains("value")) p.fail("value", "a number, or null for none");
+    if (p.raw().at("value").is_null())
+      p.ignore("value");
+    else
+      sp.value = p.get_number("value", std::nullopt, sp.lower, sp.upper);
+    sp.fit = p.get_bool("fit", false);
+    if (sp.fit && !sp.value) p.fail("value", "a start value for a fitted parameter");
+    sp.source = p.get_string("source", p.get_string("assumption", ""));
+    p.ignore("source");
+    p.ignore("assumption");
+    if (sp.source.empty()) p.fail("source", "where the value comes from (\"source\" or \"assumption\")");
+    p.finish();
+    d.parameters.push_back(std::move(sp));
+  }
+  params.finish();
+  root.finish();
+  return d;
+}
+
+const std::vector<StackDescription>& builtin_stacks() {
+  static const std::vector<StackDescription> stacks = [] {
+    std::vector<StackDescription> out;
+    for (const auto& [name, text] : detail::builtin_stack_texts()) {
+      const std::string file = "stacks/" + std::string(name) + ".json";
+      out.push_back(parse_stack_description(parse_json_text(std::string(text), file), file));
+      ST_ASSERT(out.back().name == std::string(name), file + ": name differs from the file name");
+    }
+    return out;
+  }();
+  return stacks;
+}
+
+const StackDescription& find_stack(const std::string& name, const std::string& file, const std::string& path) {
+  std::string names;
+  for (const StackDescription& d : builtin_stacks()) {
+    if (d.name == name) return d;
+    names += (names.empty() ? "" : ", ") + d.name;
+  }
+  throw InputError(file, path, fmt::format("a software stack: {} (got \"{}\")", names, name));
+}
+
+std::string run_stack(const plan::Scenario& scenario, const topology::Cluster& cluster) {
+  if (!scenario.framework.empty()) return scenario.framework;
+  if (cluster.spec().node.device_prefix != "gpu") return "mpi";
+  return scenario.scheme.has_servers() ? "tensorflow" : "nccl";
+}
+
+}  // namespace scaletwin::sim

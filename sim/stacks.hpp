@@ -1,0 +1,53 @@
+// The software stacks that move a training job's bytes (stacks/*.json, embedded at build time): TensorFlow 1.x's
+// gRPC parameter servers, MXNet's kvstore, scaletwin's own MPI executor, NCCL. Each file names the stack's costs
+// (sim/calibration.hpp, StackCosts), and for each its start or fixed value, its bounds, whether `calibrate` fits
+// it, and where the number comes from. A run's stack is its scenario's "framework", or the default of its scheme
+// and cluster (run_stack).
+//
+//   {"format": "scaletwin-stack/1", "name": "tensorflow", "description": "...", "source": "...",
+//    "parameters": {"network_Bps": {"value": 6e8, "fit": true, "lower": 5e7, "upper": 2e10, "source": "..."}}}
+//
+// "value": null means the stack has no such cost of its own (the calibration's top-level value applies, or, for
+// network_Bps, no ceiling). The parameters are op_overhead_s, message_overhead_s, network_Bps and
+// server_update_s_per_byte (calibration.hpp says what each is).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plan/scenario.hpp"
+#include "sim/calibration.hpp"
+#include "topology/cluster.hpp"
+
+namespace scaletwin::sim {
+
+struct StackParameter {
+  std::string key;                 // "network_Bps"
+  std::optional<double> value;     // start (fitted) or fixed value; nullopt: none of its own
+  bool fit = false;
+  double lower = 0.0, upper = 0.0;
+  std::string source;              // "source" or "assumption" of the file
+};
+
+struct StackDescription {
+  std::string name;
+  std::string description;
+  std::vector<StackParameter> parameters;
+  StackCosts costs() const;        // the values as a calibration's stack entry
+};
+
+const std::vector<std::string>& stack_parameter_keys();
+// The built-in stacks, sorted by name.
+const std::vector<StackDescription>& builtin_stacks();
+// The stack named `name`; InputError naming `file` and `path` when there is none.
+const StackDescription& find_stack(const std::string& name, const std::string& file = "",
+                                   const std::string& path = "/framework");
+StackDescription parse_stack_description(const Json& json, const std::string& file);
+// The stack of a scenario on its cluster: its "framework", else "mpi" on a cluster of CPU cores (scaletwin's own
+// executor), "tensorflow" for parameter servers (the PS of the measured era), "nccl" for all-reduce schemes.
+std::string run_stack(const plan::Scenario& scenario, const topology::Cluster& cluster);
+// The field of a StackCosts by key.
+std::optional<double>& stack_field(StackCosts& costs, const std::string& key);
+
+}  // namespace scaletwin::sim

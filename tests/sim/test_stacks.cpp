@@ -1,0 +1,199 @@
+// Software stacks (stacks/*.json, sim/stacks.hpp), their costs in a calibration (for_run, the network ceiling),
+// shape-aware efficiency (conv_winograd, parallel_half_elements) and the shipped calibrations.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "core/error.hpp"
+#include "plan/iteration_plan.hpp"
+#include "sim/compute_model.hpp"
+#include "sim/predict.hpp"
+#include "sim/stacks.hpp"
+
+using namespace scaletwin;
+
+namespace {
+
+plan::Scenario scenario_on(const std::string& cluster, const Json& scheme, const std::string& framework = "") {
+  Json j = {{"model", "resnet50"}, {"cluster", cluster}, {"nodes", 2}, {"batch_per_gpu", 32}, {"scheme", scheme}};
+  if (!framework.empty()) j["framework"] = framework;
+  return plan::parse_scenario(j, "test.json");
+}
+
+}  // namespace
+
+TEST_CASE("every built-in stack names its four costs with bounds and a source", "[unit]") {
+  std::vector<std::string> names;
+  for (const sim::StackDescription& d : sim::builtin_stacks()) {
+    names.push_back(d.name);
+    REQUIRE(d.parameters.size() == sim::stack_parameter_keys().size());
+    for (const sim::StackParameter& p : d.parameters) {
+      INFO(d.name << "/" << p.key);
+      CHECK_FALSE(p.source.empty());
+      CHECK(p.lower < p.upper);
+      if (p.value) CHECK((*p.value >= p.lower && *p.value <= p.upper));
+      if (p.fit) CHECK(p.value.has_value());
+    }
+  }
+  CHECK(names == std::vector<std::string>{"mpi", "mxnet", "nccl", "tensorflow"});
+  CHECK_THROWS_AS(sim::find_stack("pytorch", "s.json", "/framework"), InputError);
+}
+
+TEST_CASE("a stack file without a source or with a fitted parameter lacking a start is refused", "[unit]") {
+  Json stack = {{"format", "scaletwin-stack/1"}, {"name", "x"}, {"parameters", Json::object()}};
+  for (const std::string& key : sim::stack_parameter_keys())
+    stack["parameters"][key] = {{"value", nullptr}, {"fit", false}, {"lower", 1e-6}, {"upper", 1.0}, {"source", "s"}};
+  CHECK_NOTHROW(sim::parse_stack_description(stack, "x.json"));
+  Json no_source = stack;
+  no_source["parameters"]["network_Bps"].erase("source");
+  CHECK_THROWS_WITH(sim::parse_stack_description(no_source, "x.json"), Catch::Contains("/parameters/network_Bps"));
+  Json fitted_null = stack;
+  fitted_null["parameters"]["op_overhead_s"]["fit"] = true;
+  CHECK_THROWS_WITH(sim::parse_stack_description(fitted_null, "x.json"), Catch::Contains("start value"));
+}
+
+TEST_CASE("a run's stack: its framework, else the scheme's and cluster's default", "[unit]") {
+  const Json ps = {{"name", "ps"}, {"placement", "colocated"}, {"servers", 2}};
+  const Json ring = {{"name", "allreduce"}, {"algorithm", "ring"}};
+  const auto stack = [](const plan::Scenario& s) { return sim::run_stack(s, plan::load_scenario_cluster(s, 1)); };
+  CHECK(stack(scenario_on("aws-p2.8xlarge", ps)) == "tensorflow");
+  CHECK(stack(scenario_on("aws-p2.8xlarge", ring)) == "nccl");
+  CHECK(stack(scenario_on("aws-p2.8xlarge", ps, "mxnet")) == "mxnet");
+  Json local = {{"model", "lenet5"}, {"cluster", "local-cpu"}, {"scheme", ps}};
+  CHECK(stack(plan::parse_scenario(local, "l.json")) == "mpi");
+  CHECK_THROWS_WITH(scenario_on("aws-p2.8xlarge", ps, "caffe"), Catch::Contains("/framework"));
+}
+
+TEST_CASE("for_run folds the stack's costs in and leaves other stacks' runs alone", "[unit]") {
+  sim::Calibration c = sim::default_calibration();
+  c.devices["gpu"] = sim::DeviceEfficiency{0.5, 0.5, 0.5, 1e-5};
+  c.message_overhead_s = 7e-6;
+  c.ps_cost_per_byte_s = 3e-10;
+  c.stacks["tensorflow"] = sim::StackCosts{4e-5, 2e-4, 5e8, 1e-9};
+  c.stacks["mpi"] = sim::StackCosts{};
+  const sim::Calibration tf = c.for_run("resnet50", "tensorflow");
+  CHECK(tf.device("gpu").op_overhead_s == Approx(5e-5));
+  CHECK(tf.message_overhead_s == 2e-4);
+  CHECK(tf.ps_cost_per_byte_s == 1e-9);
+  CHECK(tf.network_ceiling_Bps == 5e8);
+  CHECK(tf.stacks.empty());
+  CHECK(tf.for_run("resnet50", "tensorflow").device("gpu").op_overhead_s == Approx(5e-5));  // applied once
+  const sim::Calibration mpi = c.for_run("resnet50", "mpi");
+  CHECK(mpi.device("gpu").op_overhead_s == 1e-5);
+  CHECK(mpi.message_overhead_s == 7e-6);
+  CHECK(mpi.ps_cost_per_byte_s == 3e-10);
+  CHECK(mpi.network_ceiling_Bps == 0.0);
+}
+
+TEST_CASE("the stack's ceiling caps NIC links only, and never below a slower wire", "[unit]") {
+  sim::Calibration c = sim::ideal_calibration();
+  c.network_ceiling_Bps = 6e8;
+  CHECK(c.link_bandwidth_Bps("network", 1.25e9) == 6e8);   // 10 Gbit/s Ethernet: the stack is the limit
+  CHECK(c.link_bandwidth_Bps("network", 1.25e8) == 1.25e8);  // 1 Gbit/s: the wire is (no cliff)
+  CHECK(c.link_bandwidth_Bps("pcie", 1.13e10) == 1.13e10);
+  CHECK(c.link_bandwidth_Bps("uplink", 5e9) == 5e9);
+  c.links[sim::LinkClass::kNetwork].bandwidth_factor = 0.5;
+  CHECK(c.link_bandwidth_Bps("network", 1e9) == 5e8);
+}
+
+TEST_CASE("a slower network under a ceiling above its wire predicts as with no ceiling", "[sim]") {
+  // aws-p2.xlarge's assumed 1 Gbit/s: a TensorFlow ceiling of 600 MB/s must not change anything.
+  const plan::Scenario s = scenario_on("aws-p2.xlarge", {{"name", "ps"}, {"placement", "colocated"}, {"servers", 2}});
+  sim::Calibration with = sim::default_calibration(), without = with;
+  with.stacks["tensorflow"].network_Bps = 6e8;
+  without.stacks["tensorflow"].network_Bps.reset();
+  const auto a = sim::simulate_point_forked(s, 2, with, sim::RunOptions{});
+  const auto b = sim::simulate_point_forked(s, 2, without, sim::RunOptions{});
+  CHECK(a.iteration_s == Approx(b.iteration_s).epsilon(1e-9));
+  // ... while a ceiling below the wire slows the same scenario down.
+  sim::Calibration slow = with;
+  slow.stacks["tensorflow"].network_Bps = 2e7;
+  CHECK(sim::simulate_point_forked(s, 2, slow, sim::RunOptions{}).iteration_s > 1.2 * a.iteration_s);
+}
+
+TEST_CASE("shape-aware efficiency: 3x3 stride-1 convolutions and the parallel-work curve", "[unit]") {
+  sim::DeviceEfficiency d{0.4, 0.5, 0.6, 0.0};
+  d.conv_winograd = 0.8;
+  plan::ComputeOp op;
+  op.layer_class = models::LayerClass::kConv;
+  op.flops = 1e9;
+  op.bytes = 1e6;
+  op.kernel_hw = 9;
+  op.stride = 1;
+  CHECK(d.for_op(op) == Approx(0.8));
+  op.stride = 2;
+  CHECK(d.for_op(op) == Approx(0.4));
+  op.kernel_hw = 1;
+  op.stride = 1;
+  CHECK(d.for_op(op) == Approx(0.4));
+  d.parallel_half_elements = 5e4;
+  op.parallel_elements = 5e4;
+  CHECK(d.for_op(op) == Approx(0.2));
+  op.parallel_elements = 0.0;  // not a GEMM-like op: no curve
+  CHECK(d.for_op(op) == Approx(0.4));
+  op.layer_class = models::LayerClass::kMemory;
+  op.parallel_elements = 10.0;
+  CHECK(d.for_op(op) == Approx(0.6));
+}
+
+TEST_CASE("lowering gives every convolution and FC op its GEMM shape", "[unit]") {
+  const plan::Scenario s = plan::parse_scenario(
+      {{"model", "resnet50"}, {"cluster", "aws-p2.8xlarge"}, {"batch_per_gpu", 8}, {"scheme", {{"name", "allreduce"}}}},
+      "t.json");
+  const models::Model model = plan::load_scenario_model(s);
+  const auto cluster = plan::load_scenario_cluster(s, 1);
+  const plan::IterationPlan plan = plan::lower(s, model, cluster, 1);
+  int convs = 0;
+  for (const plan::Item& item : plan.programs.at(0).items) {
+    const plan::ComputeOp& op = item.compute;
+    if (item.kind != plan::Item::Kind::kCompute || op.layer < 0) continue;
+    const models::Layer& L = model.layers.at(static_cast<size_t>(op.layer));
+    if (L.kind != models::LayerKind::kConv) continue;
+    convs += op.phase == plan::Phase::kForward ? 1 : 0;
+    CHECK(op.kernel_hw == L.conv.kernel_h * L.conv.kernel_w);
+    const models::Shape& in = model.layers.at(static_cast<size_t>(L.inputs.front())).out;
+    if (op.phase == plan::Phase::kForward)  // M x N = output elements of the batch
+      CHECK(op.parallel_elements == Approx(8.0 * static_cast<double>(L.out.elements())));
+    if (op.phase == plan::Phase::kBackwardInput && op.stride == 1)  // input elements (strided: / stride^2)
+      CHECK(op.parallel_elements == Approx(8.0 * static_cast<double>(in.elements())));
+    if (op.phase == plan::Phase::kBackwardWeight)  // the weights
+      CHECK(op.parallel_elements == Approx(static_cast<double>(L.out.c * in.c * L.conv.kernel_h * L.conv.kernel_w)));
+  }
+  CHECK(convs == 53);  // ResNet-50's 53 convolutions
+}
+
+TEST_CASE("calibration files keep stacks, shape parameters and the prediction interval", "[unit]") {
+  sim::Calibration c = sim::default_calibration();
+  c.devices["gpu"] = sim::DeviceEfficiency{0.5, 0.5, 0.5, 1e-5};
+  c.devices["gpu"].conv_winograd = 0.9;
+  c.devices["gpu"].parallel_half_elements = 3e4;
+  // An entry overrides its stack file's values; mpi's are all none, so what is absent stays absent.
+  c.stacks["mpi"] = sim::StackCosts{4e-5, std::nullopt, 5e8, std::nullopt};
+  c.prediction_log_sd = 0.07;
+  const sim::Calibration back = sim::parse_calibration(sim::calibration_to_json(c), "c.json");
+  CHECK(back.devices.at("gpu").conv_winograd == 0.9);
+  CHECK(back.devices.at("gpu").parallel_half_elements == 3e4);
+  CHECK(back.stacks.at("mpi") == c.stacks.at("mpi"));
+  CHECK(back.prediction_log_sd == 0.07);
+  Json bad = sim::calibration_to_json(c);
+  bad["stacks"]["tensorflow"]["network_gbps"] = 1;
+  CHECK_THROWS_WITH(sim::parse_calibration(bad, "c.json"), Catch::Contains("/stacks/tensorflow"));
+}
+
+TEST_CASE("predict names its calibration: shipped by device, none, or a file", "[unit]") {
+  const sim::ChosenCalibration none = sim::choose_calibration("none", "Tesla K80 (one GK210)");
+  CHECK(none.source == "built-in defaults");
+  const sim::ChosenCalibration other = sim::choose_calibration("", "a device nobody calibrated");
+  CHECK(other.source.find("built-in defaults") == 0);
+  for (const sim::ShippedCalibration& s : sim::shipped_calibrations()) {
+    INFO(s.name);
+    CHECK(s.provenance.contains("command"));
+    CHECK(s.provenance.contains("commit"));
+    CHECK(s.calibration.prediction_log_sd > 0.0);
+    REQUIRE_FALSE(s.devices.empty());
+    const sim::ChosenCalibration chosen = sim::choose_calibration("", s.devices.front());
+    CHECK(chosen.source == "calibrations/" + s.name + ".json (shipped)");
+    CHECK(sim::choose_calibration("shipped:" + s.name, "x").source == chosen.source);
+  }
+  CHECK_THROWS_AS(sim::choose_calibration("shipped:nothing", "x"), InputError);
+}
