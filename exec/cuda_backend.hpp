@@ -55,6 +55,9 @@ class DeviceCommunicator {
   virtual uint64_t start(const plan::Schedule& schedule, float* buffer) = 0;
   // The named baseline: ncclAllReduce(sum) in place on buffer[0, count), on the communicator's stream.
   virtual uint64_t start_nccl_allreduce(float* buffer, int64_t count) = 0;
+  // True once the collective has completed on the device (a non-blocking event query); the host may then read
+  // or restage the buffer. It does not release the handle: wait() still must be called.
+  virtual bool done(uint64_t handle) = 0;
   virtual void wait(uint64_t handle) = 0;
   virtual void wait_all() = 0;
 };
