@@ -8,7 +8,10 @@
 // test_trainer.cpp.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -179,6 +182,32 @@ TEST_CASE("trainer device path: 4 ranks, the hierarchical all-reduce on the devi
     CHECK(r.starts.empty());
     if (world_rank() < 2) CHECK(r.downloads >= 4);
   }
+}
+
+TEST_CASE("trainer device path: a run resumed from a checkpoint ends with the uninterrupted run's weights",
+          "[np2]") {
+  namespace fs = std::filesystem;
+  int64_t id = getpid();
+  MPI_Bcast(&id, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+  const fs::path dir = fs::temp_directory_path() / ("scaletwin-device-checkpoint-" + std::to_string(id));
+  const plan::Scenario scenario = trainer_scenario(ring(40000), 1, 2, 8);
+  Record first, second;
+  exec::TrainOptions uninterrupted = device_options(first);
+  uninterrupted.checkpoint_every = 3;  // 4 iterations: the checkpoint left is iteration 3's
+  uninterrupted.checkpoint_dir = dir.string();
+  const exec::TrainResult a = exec::train(scenario, uninterrupted, MPI_COMM_WORLD);
+  exec::TrainOptions resumed = device_options(second);
+  resumed.resume_dir = dir.string();
+  const exec::TrainResult b = exec::train(scenario, resumed, MPI_COMM_WORLD);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) {
+    fs::remove_all(dir);
+    CHECK(b.run.at("resumed_from_iteration").get<int64_t>() == 3);
+  }
+  CHECK(a.weights == b.weights);  // bit for bit
+  int64_t starts = 0;
+  for (const auto& [name, count] : second.starts) starts += count;
+  CHECK(starts == 3 * 1);  // the resumed run did iteration 4 alone, its 3 buckets on the device
 }
 
 }  // namespace scaletwin::test
