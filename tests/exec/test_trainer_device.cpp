@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -164,6 +165,18 @@ TEST_CASE("trainer device path: a synchronous parameter server stays on the host
     CHECK(r.starts.empty());
     CHECK(r.downloads >= 4);  // at least one push per iteration went through host memory
   }
+}
+
+TEST_CASE("trainer device path: an asynchronous parameter server serves every staged push", "[np3]") {
+  const Json scheme = {{"name", "ps"}, {"mode", "async"}, {"servers", 1}};
+  plan::Scenario s = trainer_scenario(scheme, 1, 2, 8, 6);
+  s.scheme.allreduce.bucket_bytes = 40000;  // three buckets, each pushed and pulled on its own
+  Record r;
+  const exec::TrainResult run = exec::train(s, device_options(r), MPI_COMM_WORLD);
+  CHECK(run.staleness.pushes == 2 * 6 * 3);  // every worker's every bucket, every iteration
+  CHECK(std::isfinite(run.final_train_loss));
+  CHECK(r.starts.empty());
+  if (run.worker) CHECK(r.downloads >= 6 * 3);  // each push left the device through the host
 }
 
 TEST_CASE("trainer device path: 4 ranks, the hierarchical all-reduce on the device, PS shards on the host",
