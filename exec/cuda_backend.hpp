@@ -20,6 +20,8 @@ namespace scaletwin::exec {
 // True when CUDA is built in and at least one device can be used; otherwise false, and *why (if given) says why
 // ("built without CUDA", "cudaGetDeviceCount: no CUDA-capable device is detected", ...).
 bool cuda_device_available(std::string* why = nullptr);
+// The number of usable CUDA devices (0 without CUDA or without a device).
+int cuda_device_count();
 
 // Precision of the convolution, batch-norm and matrix arithmetic. Buffers stay fp32 either way (the Backend
 // contract): kFp32 computes in fp32 (cuDNN may use TF32 tensor cores on Ampere and later, as PyTorch does by

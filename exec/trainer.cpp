@@ -114,6 +114,10 @@ std::unique_ptr<Backend> make_backend(const detail::Context& ctx, bool worker, i
   if (options.device == "cpu" || !worker) return std::make_unique<CpuBackend>(threads);
   const int device = place_on_node(ctx.workers_comm).rank;  // one rank per GPU: its index among the node's workers
   if (options.make_device_backend) return options.make_device_backend(device);
+  const int gpus = cuda_device_count();
+  if (device >= gpus)
+    throw InputError("", "--np", fmt::format("at most one worker rank per GPU with --device cuda: worker {} of its "
+                                             "node has no GPU of its own (the node has {})", device, gpus));
   // The CLI has checked cuda_device_available() first. A batch that cannot fit is an input error, before any
   // allocation.
   check_cuda_memory(detail::data_parallel_model(ctx), ctx.plan.batch_per_worker, device);
