@@ -363,14 +363,17 @@ std::atomic<bool> idle_naps{true};
 
 void set_idle_naps(bool naps) { idle_naps.store(naps, std::memory_order_relaxed); }
 
-int ranks_on_node(MPI_Comm comm) {
+NodePlace place_on_node(MPI_Comm comm) {
   MPI_Comm node = MPI_COMM_NULL;
   ST_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-  int on_node = 1;
-  ST_MPI_CHECK(MPI_Comm_size(node, &on_node));
+  NodePlace place;
+  ST_MPI_CHECK(MPI_Comm_rank(node, &place.rank));
+  ST_MPI_CHECK(MPI_Comm_size(node, &place.ranks));
   MPI_Comm_free(&node);
-  return on_node;
+  return place;
 }
+
+int ranks_on_node(MPI_Comm comm) { return place_on_node(comm).ranks; }
 
 int node_cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 

@@ -147,6 +147,12 @@ class IdleBackoff {
 void set_idle_naps(bool naps);
 // Collective over comm: the number of its ranks on this rank's node (MPI_COMM_TYPE_SHARED).
 int ranks_on_node(MPI_Comm comm);
+// Collective over comm: this rank's index among comm's ranks on its node, and their number.
+struct NodePlace {
+  int rank = 0;
+  int ranks = 1;
+};
+NodePlace place_on_node(MPI_Comm comm);
 // The node's cores (at least 1).
 int node_cores();
 // Naps only where on_node ranks (ranks_on_node) times threads_per_rank exceed the node's cores.

@@ -20,6 +20,8 @@ namespace scaletwin::exec {
 // True when CUDA is built in and at least one device can be used; otherwise false, and *why (if given) says why
 // ("built without CUDA", "cudaGetDeviceCount: no CUDA-capable device is detected", ...).
 bool cuda_device_available(std::string* why = nullptr);
+// The number of usable CUDA devices (0 without CUDA or without a device).
+int cuda_device_count();
 
 // Precision of the convolution, batch-norm and matrix arithmetic. Buffers stay fp32 either way (the Backend
 // contract): kFp32 computes in fp32 (cuDNN may use TF32 tensor cores on Ampere and later, as PyTorch does by
@@ -55,6 +57,9 @@ class DeviceCommunicator {
   virtual uint64_t start(const plan::Schedule& schedule, float* buffer) = 0;
   // The named baseline: ncclAllReduce(sum) in place on buffer[0, count), on the communicator's stream.
   virtual uint64_t start_nccl_allreduce(float* buffer, int64_t count) = 0;
+  // True once the collective has completed on the device (a non-blocking event query); the host may then read
+  // or restage the buffer. It does not release the handle: wait() still must be called.
+  virtual bool done(uint64_t handle) = 0;
   virtual void wait(uint64_t handle) = 0;
   virtual void wait_all() = 0;
 };

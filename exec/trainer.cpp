@@ -105,14 +105,35 @@ Json make_report(const Context& ctx, const std::string& backend_name, const std:
 
 namespace {
 
-std::unique_ptr<Backend> make_backend(const TrainOptions& options, int threads) {
-  if (options.device == "cuda") {  // the CLI has checked cuda_device_available() (exec/cuda_backend.hpp) first
-    throw SystemError("run --device cuda: the MPI training driver exchanges host buffers and does not drive the "
-                      "CUDA backend yet; use --device cpu");
-  }
-  if (options.device != "cpu")
+// device "cuda": workers compute on their GPU, parameter servers on the host (their updates are a few
+// element-wise passes over the shards, and every byte they handle crosses MPI anyway).
+std::unique_ptr<Backend> make_backend(const detail::Context& ctx, bool worker, int threads) {
+  const TrainOptions& options = ctx.options;
+  if (options.device != "cpu" && options.device != "cuda")
     throw InputError("", "--device", fmt::format("cpu or cuda (got \"{}\")", options.device));
-  return std::make_unique<CpuBackend>(threads);
+  if (options.device == "cpu" || !worker) return std::make_unique<CpuBackend>(threads);
+  const int device = place_on_node(ctx.workers_comm).rank;  // one rank per GPU: its index among the node's workers
+  if (options.make_device_backend) return options.make_device_backend(device);
+  const int gpus = cuda_device_count();
+  if (device >= gpus)
+    throw InputError("", "--np", fmt::format("at most one worker rank per GPU with --device cuda: worker {} of its "
+                                             "node has no GPU of its own (the node has {})", device, gpus));
+  // The CLI has checked cuda_device_available() first. A batch that cannot fit is an input error, before any
+  // allocation.
+  check_cuda_memory(detail::data_parallel_model(ctx), ctx.plan.batch_per_worker, device);
+  return make_cuda_backend(device);
+}
+
+// The workers' communicator on the device (NCCL), bootstrapped over the workers' MPI communicator.
+std::unique_ptr<DeviceCommunicator> make_device_communicator(const detail::Context& ctx, Backend& backend) {
+  if (ctx.options.make_device_communicator) return ctx.options.make_device_communicator(backend, ctx.workers_comm);
+  int rank = 0, ranks = 1;
+  ST_MPI_CHECK(MPI_Comm_rank(ctx.workers_comm, &rank));
+  ST_MPI_CHECK(MPI_Comm_size(ctx.workers_comm, &ranks));
+  const MPI_Comm comm = ctx.workers_comm;
+  return make_nccl_communicator(backend, rank, ranks, [comm](void* bytes, size_t size) {
+    ST_MPI_CHECK(MPI_Bcast(bytes, static_cast<int>(size), MPI_BYTE, 0, comm));
+  });
 }
 
 int64_t total_iterations(const detail::Context& ctx) {
@@ -183,8 +204,11 @@ TrainResult train(const plan::Scenario& scenario, const TrainOptions& options, M
   const int on_node = ranks_on_node(comm);
   const int threads = options.threads > 0 ? options.threads : std::max(1, node_cores() / on_node);
   configure_idle_naps(on_node, threads);  // a waiting rank gives its core away only where cores are short
-  std::unique_ptr<Backend> backend = make_backend(options, threads);
+  std::unique_ptr<Backend> backend = make_backend(ctx, result.worker, threads);
   ctx.backend = backend.get();
+  std::unique_ptr<DeviceCommunicator> device;
+  if (options.device == "cuda" && result.worker) device = make_device_communicator(ctx, *backend);
+  ctx.device = device.get();
   detail::RunnerSet runners(ctx.plan, comm);
   ctx.runners = &runners;
 

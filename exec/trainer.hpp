@@ -21,10 +21,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/json_reader.hpp"
+#include "exec/cuda_backend.hpp"
 #include "exec/mpi_check.hpp"
 #include "plan/iteration_plan.hpp"
 #include "plan/scenario.hpp"
@@ -34,7 +36,7 @@ namespace scaletwin::exec {
 struct TrainOptions {
   int64_t iterations = 0;          // > 0: train this many iterations (overrides the scenario)
   int64_t epochs = 0;              // > 0: train this many epochs (overrides the scenario and iterations)
-  std::string device = "cpu";      // cpu | cuda
+  std::string device = "cpu";      // cpu | cuda (workers on GPUs; parameter servers stay on the host's CPU)
   int threads = 0;                 // compute threads per rank; 0: the node's cores / ranks on the node
   bool keep_weights = false;       // return the final full weights of the model on every worker (tests)
   int64_t synthetic_samples = 0;   // synthetic data: training-set size (0: 64 global batches)
@@ -52,6 +54,11 @@ struct TrainOptions {
   // > 0: record the first trace_iterations measured iterations (after warm-up) into TrainResult::trace
   // (exec/trace_recorder.hpp).
   int64_t trace_iterations = 0;
+  // device "cuda": a worker's backend on its GPU and the workers' device communicator (collective over the
+  // workers' communicator). Empty: make_cuda_backend(local worker index) and make_nccl_communicator bootstrapped
+  // with MPI_Bcast (exec/cuda_backend.hpp). The tests put a recording fake here (tests/exec/test_trainer_device.cpp).
+  std::function<std::unique_ptr<Backend>(int device)> make_device_backend;
+  std::function<std::unique_ptr<DeviceCommunicator>(Backend& backend, MPI_Comm workers)> make_device_communicator;
   // Called on rank 0 once the plan is lowered, before training (the CLI prints the plan hash there).
   std::function<void(const plan::IterationPlan& plan, int64_t iterations)> on_start;
 };

@@ -41,14 +41,37 @@ ItemEngine::ItemEngine(const plan::IterationPlan& plan, int endpoint, RunnerSet&
   const auto& items = program_->items;
   state_.assign(items.size(), State::kPending);
   handle_.assign(items.size(), CollectiveHandle{});
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (items[i].kind != plan::Item::Kind::kComm) continue;
-    comm_items_.push_back(static_cast<int>(i));
-    runner_items_[runners_.index_of_collective(items[i].collective)].push_back(static_cast<int>(i));
-  }
+  for (size_t i = 0; i < items.size(); ++i)
+    if (items[i].kind == plan::Item::Kind::kComm) comm_items_.push_back(static_cast<int>(i));
+  build_order();
+}
+
+int ItemEngine::order_key(int item) const {
+  if (!on_device_.empty() && on_device_[static_cast<size_t>(item)]) return kDeviceOrder;
+  return runners_.index_of_collective(program_->items[static_cast<size_t>(item)].collective);
+}
+
+void ItemEngine::build_order() {
+  const auto& items = program_->items;
+  runner_items_.clear();
+  runner_next_.clear();
+  for (int i : comm_items_) runner_items_[order_key(i)].push_back(i);
   for (auto& [runner, list] : runner_items_)
     std::stable_sort(list.begin(), list.end(),
                      [&](int a, int b) { return items[static_cast<size_t>(a)].collective < items[static_cast<size_t>(b)].collective; });
+}
+
+void ItemEngine::set_device(Backend* backend, DeviceCommunicator* device, const std::function<bool(int)>& on_device) {
+  device_backend_ = backend;
+  device_ = device;
+  const size_t n = program_->items.size();
+  on_device_.assign(n, false);
+  device_handle_.assign(n, 0);
+  device_buffer_.assign(n, nullptr);
+  host_copy_.assign(n, {});
+  for (int i : comm_items_)
+    on_device_[static_cast<size_t>(i)] = device != nullptr && on_device(program_->items[static_cast<size_t>(i)].collective);
+  build_order();
 }
 
 int ItemEngine::compute_item(plan::Phase phase, int layer) const {
@@ -106,19 +129,44 @@ void ItemEngine::start(int item) {
   float* buffer = buffer_of_(item);
   ST_ASSERT(buffer != nullptr, fmt::format("no buffer for collective '{}'", c.label));
   const plan::Schedule& schedule = plan_.schedules.at(static_cast<size_t>(c.schedule));
-  handle_[static_cast<size_t>(item)] = runners_.of_collective(it.collective).start(schedule, buffer, ElementType::kFloat32);
-  state_[static_cast<size_t>(item)] = State::kStarted;
+  const auto at = static_cast<size_t>(item);
+  if (device_backend_ != nullptr && on_device_[at]) {
+    device_handle_[at] = device_->start(schedule, buffer);
+  } else {
+    if (device_backend_ != nullptr) {  // staged: the MPI runner works on a host copy of the device slice
+      device_buffer_[at] = buffer;
+      host_copy_[at].resize(static_cast<size_t>(schedule.elements));
+      device_backend_->download(host_copy_[at].data(), buffer, schedule.elements);
+      buffer = host_copy_[at].data();
+    }
+    handle_[at] = runners_.of_collective(it.collective).start(schedule, buffer, ElementType::kFloat32);
+  }
+  state_[at] = State::kStarted;
   if (trace_) trace_started_s_[static_cast<size_t>(item)] = now_s();
 }
 
 bool ItemEngine::try_start(int item) {
   if (state_[static_cast<size_t>(item)] != State::kPending || !deps_done(item)) return false;
-  const int runner = runners_.index_of_collective(program_->items[static_cast<size_t>(item)].collective);
+  const int runner = order_key(item);
   const auto& order = runner_items_[runner];
   size_t& next = runner_next_[runner];
   if (next >= order.size() || order[next] != item) return false;  // an earlier collective of its runner first
   start(item);
   ++next;
+  return true;
+}
+
+bool ItemEngine::test(int item) {
+  const auto at = static_cast<size_t>(item);
+  if (device_backend_ != nullptr && on_device_[at]) {
+    if (!device_->done(device_handle_[at])) return false;
+    device_->wait(device_handle_[at]);  // releases the handle (the backend's stream is past it already)
+    return true;
+  }
+  ScheduleRunner& runner = runners_.of_collective(program_->items[at].collective);
+  if (!runner.test(handle_[at])) return false;
+  if (device_backend_ != nullptr)
+    device_backend_->upload(device_buffer_[at], host_copy_[at].data(), static_cast<int64_t>(host_copy_[at].size()));
   return true;
 }
 
@@ -129,8 +177,7 @@ bool ItemEngine::pump() {
     for (int i : comm_items_) changed = try_start(i) || changed;
     for (int i : comm_items_) {
       if (state_[static_cast<size_t>(i)] != State::kStarted) continue;
-      ScheduleRunner& runner = runners_.of_collective(program_->items[static_cast<size_t>(i)].collective);
-      if (runner.test(handle_[static_cast<size_t>(i)])) {
+      if (test(i)) {
         state_[static_cast<size_t>(i)] = State::kDone;
         if (trace_)
           trace_->collective(plan_.collectives.at(static_cast<size_t>(program_->items[static_cast<size_t>(i)].collective)),

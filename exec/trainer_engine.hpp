@@ -21,7 +21,9 @@
 #include <utility>
 #include <vector>
 
+#include "exec/backend.hpp"
 #include "exec/comm.hpp"
+#include "exec/cuda_backend.hpp"
 #include "exec/mpi_check.hpp"
 #include "exec/trace_recorder.hpp"
 #include "plan/iteration_plan.hpp"
@@ -66,6 +68,13 @@ class ItemEngine {
     trace_started_s_.assign(state_.size(), 0.0);
   }
 
+  // A worker on a device backend (run --device cuda): buffer_of gives device memory. A collective for which
+  // on_device(collective) is true runs on `device` (NCCL, straight on device memory, enqueued after the work
+  // already on the backend's stream); such collectives are started in collective order (one NCCL stream, so every
+  // rank must enqueue them in the same order), and complete when device->done() says so at a pump. Every other
+  // collective is staged through host memory: the slice is downloaded when it starts, the MPI runner runs on the
+  // host copy, and the result is uploaded at the pump that sees it complete. Call before the first iteration.
+  void set_device(Backend* backend, DeviceCommunicator* device, const std::function<bool(int collective)>& on_device);
   const plan::EndpointProgram& program() const { return *program_; }
   int endpoint() const { return endpoint_; }
   // The compute item of (phase, layer) in this endpoint's program, -1 if none.
@@ -97,6 +106,10 @@ class ItemEngine {
   bool deps_done(int item) const;
   bool try_start(int item);
   void start(int item);
+  bool test(int item);   // the started item has completed (and is restaged, for a staged device collective)
+  int order_key(int item) const;  // its runner's index, or kDeviceOrder for a device collective
+  void build_order();
+  static constexpr int kDeviceOrder = -1;
 
   const plan::IterationPlan& plan_;
   const plan::EndpointProgram* program_;
@@ -110,6 +123,14 @@ class ItemEngine {
   std::map<int, std::vector<int>> runner_items_;  // runner → this endpoint's items on it, in collective order
   std::map<int, size_t> runner_next_;            // runner → position of the next item to start this iteration
   double wait_s_ = 0.0;
+  // set_device: the device backend, the NCCL communicator, per item whether it runs there, its device buffer and
+  // (staged) host copy.
+  Backend* device_backend_ = nullptr;
+  DeviceCommunicator* device_ = nullptr;
+  std::vector<bool> on_device_;
+  std::vector<uint64_t> device_handle_;
+  std::vector<float*> device_buffer_;
+  std::vector<std::vector<float>> host_copy_;
   TraceRecorder* trace_ = nullptr;
   std::vector<double> trace_started_s_;  // per item, with a trace
 };

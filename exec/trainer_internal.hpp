@@ -35,6 +35,9 @@ struct Context {
   int mp_first = -1;                      // first model-parallel layer when the plan splits the model, else -1
   std::vector<int> mp_layers;             // model-parallel fc layers (model numbering)
   Backend* backend = nullptr;
+  // run --device cuda, on workers: the workers' NCCL communicator (the backend is then the GPU's; servers keep a
+  // CPU backend and this stays null).
+  DeviceCommunicator* device = nullptr;
   RunnerSet* runners = nullptr;
   // Times the collectives of the measured iterations; records spans with run --trace (TrainOptions::trace_iterations)
   TraceRecorder* trace = nullptr;

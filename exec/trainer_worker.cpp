@@ -46,6 +46,7 @@ Worker::Worker(Context& ctx, const TrainingData& data)
   }
   data_item_ = engine_.compute_item(plan::Phase::kData, -1);
   engine_.set_buffers([this](int item) { return buffer_of(item); });
+  if (ctx.device != nullptr) engine_.set_device(ctx.backend, ctx.device, [this](int c) { return on_device(c); });
   engine_.set_trace(ctx.trace);
   const int64_t input = ctx.model.input.elements();
   images_.resize(static_cast<size_t>(b_ * input));
@@ -69,6 +70,18 @@ void Worker::find_local_update_ranges() {
     else
       local_ranges_.push_back({s.offset, s.length});
   }
+}
+
+bool Worker::on_device(int collective) const {
+  // Gradient all-reduces among all the workers, in worker order (schedule rank = worker index = NCCL rank) run
+  // on the device communicator; the rest (parameter servers, a node's subset, the hybrid's all-gathers and
+  // reduce-scatters) is staged through host memory and MPI (ItemEngine::set_device).
+  const auto& c = ctx_.plan.collectives.at(static_cast<size_t>(collective));
+  if (c.purpose != CollectivePurpose::kGradients || ctx_.device->ranks() != P_) return false;
+  if (ctx_.plan.schedules.at(static_cast<size_t>(c.schedule)).ranks != P_) return false;
+  for (size_t p = 0; p < c.participants.size(); ++p)
+    if (c.participants[p] != static_cast<int>(p)) return false;
+  return static_cast<int>(c.participants.size()) == P_;
 }
 
 float* Worker::buffer_of(int item) {
@@ -196,6 +209,7 @@ WorkerOutcome Worker::run() {
     checkpoint(step + 1, out.epochs);
   }
   engine_.send_stop_requests();  // on-demand initiators: the servers may stop once every initiator has
+  ctx_.backend->synchronize();   // a GPU's last update is still queued when the host gets here
   const double end = now_s();
   fig_.cpu_steal = steal_fraction(cpu_warm, read_host_cpu_times()).value_or(-1.0);
   fig_.wall_s = end - start - eval_s;

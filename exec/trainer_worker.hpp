@@ -19,6 +19,7 @@ class Worker {
  private:
   // trainer_worker.cpp
   void find_local_update_ranges();
+  bool on_device(int collective) const;  // runs on ctx_.device (NCCL) rather than staged through MPI
   float* buffer_of(int item);
   void on_gradient_ready(int model_layer);
   void load_batch(const std::vector<int64_t>& permutation, int64_t index_in_epoch);

@@ -26,6 +26,11 @@ bool cuda_device_available(std::string* why) {
   return true;
 }
 
+int cuda_device_count() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
+}
+
 std::unique_ptr<Backend> make_cuda_backend(int device) { return make_cuda_backend(device, CudaOptions{}); }
 
 std::unique_ptr<Backend> make_cuda_backend(int device, const CudaOptions& options) {

@@ -1,6 +1,7 @@
 // Convolution on cuDNN 9 (legacy API): forward, backward-data and backward-filter, each with its algorithm chosen
-// once per kernel by the workspace policy of layer_plan.hpp (cuDNN's heuristics, or timed runs with
-// CudaOptions::benchmark_algorithms), and the bias through cudnnAddTensor / cudnnConvolutionBackwardBias.
+// once per shape (conv_shape_key: kernels of equal shapes share the search) by the workspace policy of
+// layer_plan.hpp (cuDNN's heuristics, or timed runs with CudaOptions::benchmark_algorithms), and the bias through
+// cudnnAddTensor / cudnnConvolutionBackwardBias.
 #include <algorithm>
 #include <vector>
 
@@ -91,8 +92,24 @@ class ConvKernel : public LayerKernel {
   }
 
  private:
+  // The algorithms of this shape: searched by the first kernel that has it, reused by the others.
   void choose(bool training) {
     training_ = training;
+    const ConvShapeKey key = conv_shape_key(plan_, training);
+    const auto known = ctx_.conv_algorithms.find(key);
+    if (known == ctx_.conv_algorithms.end()) {
+      search(training);
+      ctx_.conv_algorithms[key] = {fwd_.algorithm,        data_.algorithm,        filter_.algorithm,
+                                   fwd_.workspace_bytes, data_.workspace_bytes, filter_.workspace_bytes};
+      return;
+    }
+    const ConvAlgorithms& a = known->second;  // the workspace was reserved for them when they were searched
+    fwd_ = {a.forward, a.forward_bytes};
+    data_ = {a.backward_data, a.backward_data_bytes};
+    filter_ = {a.backward_filter, a.backward_filter_bytes};
+  }
+
+  void search(bool training) {
     const int64_t limit = ctx_.workspace_limit_bytes;
     const bool timed = ctx_.options.benchmark_algorithms;
     int count = 0;

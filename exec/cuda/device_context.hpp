@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+#include <map>
 #include <memory>
 
 #include "exec/backend.hpp"
@@ -37,6 +38,12 @@ class DeviceBytes {
   int64_t bytes_ = 0;
 };
 
+// A convolution's algorithms and their workspace sizes (backward ones only for a training kernel).
+struct ConvAlgorithms {
+  int forward = 0, backward_data = 0, backward_filter = 0;
+  int64_t forward_bytes = 0, backward_data_bytes = 0, backward_filter_bytes = 0;
+};
+
 struct DeviceContext {
   int device = 0;
   CudaOptions options;
@@ -45,6 +52,7 @@ struct DeviceContext {
   cublasHandle_t cublas = nullptr;
   int64_t workspace_limit_bytes = 0;  // per convolution direction (layer_plan.hpp's policy)
   DeviceBytes workspace;              // shared by every kernel, grown (between iterations) to the largest need
+  std::map<ConvShapeKey, ConvAlgorithms> conv_algorithms;  // searched once per shape (layer_plan.hpp)
 
   // cudaSetDevice(device): every entry point calls it, as one thread may drive several backends.
   void activate() const;

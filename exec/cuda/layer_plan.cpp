@@ -74,6 +74,15 @@ ConvPlan plan_conv(const LayerDesc& desc) {
   return plan;
 }
 
+ConvShapeKey conv_shape_key(const ConvPlan& p, bool training) {
+  ConvShapeKey key;
+  for (const TensorDims& t : {p.x, p.y})
+    key.insert(key.end(), {t.n, t.c, t.h, t.w, t.stride_n, t.stride_c, t.stride_h, t.stride_w});
+  key.insert(key.end(), {p.w.k, p.w.c, p.w.r, p.w.s, p.pad_h, p.pad_w, p.stride_h, p.stride_w, p.dilation_h,
+                         p.dilation_w, p.groups, training ? 1 : 0});
+  return key;
+}
+
 PoolPlan plan_pool(const LayerDesc& desc) {
   const std::string& name = layer_name(desc);
   const models::Layer& layer = *desc.layer;

@@ -39,6 +39,13 @@ struct ConvPlan {
 };
 ConvPlan plan_conv(const LayerDesc& desc);
 
+// What a convolution's algorithm choice depends on: its tensors' dimensions and strides, the filter, padding,
+// stride, dilation, groups and whether it trains (backward algorithms too); not its name or its bias. The kernels
+// of one backend with equal keys share one search (cuDNN's heuristics, or the timed runs of benchmark_algorithms),
+// so ResNet-50's 16 bottleneck blocks search their few distinct shapes once each.
+using ConvShapeKey = std::vector<int>;
+ConvShapeKey conv_shape_key(const ConvPlan& plan, bool training);
+
 enum class PoolMode { kMax, kAverageIncludePad, kAverageExcludePad };
 struct PoolPlan {
   TensorDims x, y;

@@ -175,6 +175,17 @@ uint64_t NcclRunner::start_allreduce(const std::vector<float*>& buffers, int64_t
   return finish_on_streams();
 }
 
+bool NcclRunner::done(uint64_t handle) {
+  const auto it = pending_.find(handle);
+  if (it == pending_.end()) return true;  // waited for already
+  for (size_t m = 0; m < members_.size(); ++m) {
+    const cudaError_t status = cudaEventQuery(it->second[m]);
+    if (status == cudaErrorNotReady) return false;
+    ST_CUDA_CHECK(status);
+  }
+  return true;
+}
+
 void NcclRunner::wait(uint64_t handle) {
   const auto it = pending_.find(handle);
   if (it == pending_.end()) return;  // already waited for
@@ -211,6 +222,7 @@ class NcclCommunicator : public DeviceCommunicator {
   uint64_t start_nccl_allreduce(float* buffer, int64_t count) override {
     return runner_->start_allreduce({buffer}, count);
   }
+  bool done(uint64_t handle) override { return runner_->done(handle); }
   void wait(uint64_t handle) override { runner_->wait(handle); }
   void wait_all() override { runner_->wait_all(); }
 

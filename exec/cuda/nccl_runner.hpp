@@ -41,6 +41,7 @@ class NcclRunner {
   // buffers[m]: member m's buffer of schedule.elements floats (device memory of its backend).
   uint64_t start(const plan::Schedule& schedule, const std::vector<float*>& buffers);
   uint64_t start_allreduce(const std::vector<float*>& buffers, int64_t count);
+  bool done(uint64_t handle);  // every member's end event has fired (cudaEventQuery; never blocks)
   void wait(uint64_t handle);
   void wait_all();
 

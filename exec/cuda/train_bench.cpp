@@ -4,8 +4,10 @@
 // with the loss read back, backward, SGD with momentum.
 //
 //   scaletwin_cuda_train [--model resnet50] [--batch 64] [--iterations 50] [--warmup 5] [--device 0] [--no-tf32]
-//                        [--benchmark-algorithms]
-// Prints "MODEL: X images/s (batch B, fp32[+TF32 conv], N iterations, DEVICE)" and "images_per_sec=X" last.
+//                        [--benchmark-algorithms] [--peak-tflops P]
+// Prints "MODEL: X images/s (batch B, fp32[+TF32 conv], N iterations, DEVICE)", the model FLOP rate (the model's
+// forward + backward FLOPs per sample, models/model.hpp, a multiply-add counting 2, times images/s) and, with
+// --peak-tflops, its share of that peak (model FLOP utilisation); "images_per_sec=X" and "model_tflops=F" last.
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -27,6 +29,7 @@ struct Options {
   std::string model = "resnet50";
   int64_t batch = 64, iterations = 50, warmup = 5;
   int device = 0;
+  double peak_tflops = 0.0;
   exec::CudaOptions cuda;
 };
 
@@ -44,6 +47,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--warmup") o.warmup = std::stoll(value());
     else if (a == "--device") o.device = std::stoi(value());
     else if (a == "--no-tf32") o.cuda.allow_tf32 = false;
+    else if (a == "--peak-tflops") o.peak_tflops = std::stod(value());
     else if (a == "--benchmark-algorithms") o.cuda.benchmark_algorithms = true;
     else throw InputError("unknown option " + a + " (see the comment at the top of exec/cuda/train_bench.cpp)");
   }
@@ -82,7 +86,11 @@ int run(const Options& o) {
               o.model.c_str(), images_per_sec, static_cast<long long>(o.batch),
               o.cuda.allow_tf32 ? " with TF32 convolutions" : "", static_cast<long long>(o.iterations),
               static_cast<long long>(o.warmup), backend->name().c_str(), first_loss, last_loss);
-  std::printf("images_per_sec=%.1f\n", images_per_sec);
+  const double tflops = images_per_sec * (model.fwd_flops_per_sample() + model.bwd_flops_per_sample()) / 1e12;
+  std::printf("model FLOP rate: %.1f TFLOP/s (%.2f GFLOP per image, forward + backward)", tflops,
+              (model.fwd_flops_per_sample() + model.bwd_flops_per_sample()) / 1e9);
+  if (o.peak_tflops > 0) std::printf(", %.1f%% of %.0f TFLOP/s", 100.0 * tflops / o.peak_tflops, o.peak_tflops);
+  std::printf("\nimages_per_sec=%.1f\nmodel_tflops=%.2f\n", images_per_sec, tflops);
   return 0;
 }
 

@@ -15,6 +15,8 @@ bool cuda_device_available(std::string* why) {
   return false;
 }
 
+int cuda_device_count() { return 0; }
+
 std::unique_ptr<Backend> make_cuda_backend(int device) { return make_cuda_backend(device, CudaOptions{}); }
 
 std::unique_ptr<Backend> make_cuda_backend(int, const CudaOptions&) {

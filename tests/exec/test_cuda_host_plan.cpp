@@ -4,6 +4,8 @@
 // dropout hash against the shared one.
 #include <catch2/catch.hpp>
 
+#include <map>
+
 #include <random>
 
 #include "core/error.hpp"
@@ -159,6 +161,31 @@ TEST_CASE("the fc layer's three cuBLAS GEMMs compute y = W x + b, dx = Wᵀ dy a
       for (int n = 0; n < 4; ++n) s += static_cast<double>(dy[n * 5 + o]) * x[n * 12 + i];
       REQUIRE(dw[o * 12 + i] == Approx(s).margin(1e-6));
     }
+}
+
+TEST_CASE("convolution algorithms are searched once per shape: ResNet-50's 53 convolutions have 23 distinct keys") {
+  const models::Model m = models::make_builtin_model("resnet50");
+  std::map<ConvShapeKey, std::vector<std::string>> by_key;
+  int convs = 0;
+  for (size_t i = 0; i < m.layers.size(); ++i) {
+    if (m.layers[i].kind != models::LayerKind::kConv) continue;
+    ++convs;
+    by_key[conv_shape_key(plan_conv(desc_of(m, static_cast<int>(i), 32)), true)].push_back(m.layers[i].name);
+  }
+  CHECK(convs == 53);
+  // The stem, then per stage the distinct 1×1 / 3×3 geometries (a stage's first block, its other blocks, the
+  // projection shortcut; stage 1's shortcut has the shape of its blocks' last 1×1): 1 + 4 + 6 + 6 + 6.
+  CHECK(by_key.size() == 23);
+  // Same geometry, different layers: one key. A different batch, stride or training flag: another.
+  int stem = 0;
+  while (m.layers[static_cast<size_t>(stem)].kind != models::LayerKind::kConv) ++stem;
+  const ConvPlan p = plan_conv(desc_of(m, stem, 32));
+  CHECK(conv_shape_key(p, true) == conv_shape_key(plan_conv(desc_of(m, stem, 32)), true));
+  CHECK(conv_shape_key(p, true) != conv_shape_key(p, false));
+  CHECK(conv_shape_key(p, true) != conv_shape_key(plan_conv(desc_of(m, stem, 16)), true));
+  ConvPlan strided = p;
+  strided.stride_h = 1;
+  CHECK(conv_shape_key(p, true) != conv_shape_key(strided, true));
 }
 
 TEST_CASE("workspace policy: the first algorithm within the limit, else the one that needs least") {

@@ -9,6 +9,7 @@
 #include "exec/network.hpp"
 #include "exec/network_layout.hpp"
 #include "models/builder.hpp"
+#include "forwarding_backend.hpp"
 
 using namespace scaletwin;
 using namespace scaletwin::exec;
@@ -29,27 +30,10 @@ models::Model small_resnet() {
 }
 
 // The CPU backend with activation_block() = 0: every activation plain, as before blocked layouts.
-class PlainCpuBackend : public Backend {
+class PlainCpuBackend : public test::ForwardingBackend {
  public:
-  std::string name() const override { return cpu_.name(); }
-  Buffer alloc(int64_t floats) override { return cpu_.alloc(floats); }
-  void upload(float* d, const float* h, int64_t n) override { cpu_.upload(d, h, n); }
-  void download(float* h, const float* d, int64_t n) override { cpu_.download(h, d, n); }
-  void synchronize() override { cpu_.synchronize(); }
-  std::unique_ptr<LayerKernel> make_layer(const LayerDesc& desc) override { return cpu_.make_layer(desc); }
-  void copy(float* dst, const float* src, int64_t n) override { cpu_.copy(dst, src, n); }
-  void fill(float* dst, float value, int64_t n) override { cpu_.fill(dst, value, n); }
-  void add(float* dst, const float* src, int64_t n) override { cpu_.add(dst, src, n); }
-  void scale(float* dst, float factor, int64_t n) override { cpu_.scale(dst, factor, n); }
-  void copy_2d(float* dst, int64_t dst_ld, const float* src, int64_t src_ld, int64_t rows, int64_t cols) override {
-    cpu_.copy_2d(dst, dst_ld, src, src_ld, rows, cols);
-  }
-  void sgd_update(float* w, const float* g, float* m, int64_t n, const SgdStep& step) override {
-    cpu_.sgd_update(w, g, m, n, step);
-  }
-
- private:
-  CpuBackend cpu_{1};
+  PlainCpuBackend() : ForwardingBackend(std::make_unique<CpuBackend>(1)) {}
+  int activation_block() const override { return 0; }
 };
 
 std::vector<float> host(Backend& backend, const float* device, int64_t n) {
