@@ -192,6 +192,10 @@ FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calib
       return std::none_of(options.free.begin(), options.free.end(),
                           [&](const std::string& f) { return p.name == f || p.name.ends_with("/" + f); });
     });
+  std::erase_if(params, [&](const Parameter& p) {
+    return std::any_of(options.fixed.begin(), options.fixed.end(),
+                       [&](const std::string& f) { return p.name == f || p.name.ends_with("/" + f); });
+  });
   if (params.empty()) throw InputError("", "--free", "at least one parameter the runs exercise");
   sim::Calibration c = start;
   prepare_start(c, surrogate.exercised(), params);

@@ -37,6 +37,8 @@ struct FitOptions {
   // When not empty, only parameters named here are fitted: a full name ("ps_cost_per_byte_s") or its last
   // component ("conv" selects devices/*/conv); the others keep their start values.
   std::vector<std::string> free;
+  // Parameters named here (as in `free`) keep their start values: fixed from a source rather than fitted.
+  std::vector<std::string> fixed;
 };
 
 struct FittedValue {

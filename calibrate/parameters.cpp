@@ -1,7 +1,9 @@
 // The fitted parameters and their bounds (see parameters.hpp).
 //
 // Bounds: efficiencies may exceed 1 (cuDNN's Winograd and FFT convolutions do fewer FLOPs than the direct
-// count the models use), up to 4; the conv knee spans 0.1-10^4 FLOP/byte (1x1 convolutions sit near 25, wide 3x3
+// count the models use), up to 4 — where a device runs 3x3 stride-1 convolutions, those get their own efficiency
+// (up to 2.25, Winograd's F(2x2, 3x3)) and the others at most 1; matmul (cuBLAS GEMMs) and memory at most 1;
+// the conv knee spans 0.1-10^4 FLOP/byte (1x1 convolutions sit near 25, wide 3x3
 // ones near 500); the shared-node slowdown 1e-4 (none) to 4 per co-runner; overheads from 10 ns to 10 ms; link factors from 1/20 to 2 on bandwidth and 0.1-1000 on latency.
 #include "calibrate/parameters.hpp"
 
@@ -64,21 +66,35 @@ std::vector<Parameter> choose_parameters(const Exercised& what, const ParameterC
   std::vector<Parameter> out;
   const bool framework_overhead = stack_fits_op_overhead(what);
   for (const std::string& d : what.devices) {
-    out.push_back(device_parameter(d, "conv", 0.01, 4.0, &DeviceEfficiency::conv));
+    // Physical bounds (the fit runs to them when the data leave it free, rather than to an unphysical corner):
+    // a direct or GEMM convolution reaches at most the peak; Winograd's F(2x2, 3x3) does 2.25x fewer
+    // multiplications than the direct count; memory traffic moves at most at the memory's bandwidth; a GPU is
+    // half full at between 10^3 and 2.6x10^5 independent outputs (a K80 holds 26,624 resident threads, each
+    // computing a tile of one to ten outputs).
+    out.push_back(device_parameter(d, "conv", 0.01, what.winograd_devices.count(d) != 0 ? 1.0 : 4.0,
+                                   &DeviceEfficiency::conv));
     out.push_back(device_parameter(d, "conv_knee_flops_per_byte", 0.1, 1e4, &DeviceEfficiency::conv_knee_flops_per_byte));
     if (what.winograd_devices.count(d) != 0) {
-      out.push_back(device_parameter(d, "conv_winograd", 0.01, 4.0, &DeviceEfficiency::conv_winograd));
+      out.push_back(device_parameter(d, "conv_winograd", 0.01, 2.25, &DeviceEfficiency::conv_winograd));
       out.back().start_if_unset = 0.5;
     }
-    out.push_back(device_parameter(d, "matmul", 0.01, 4.0, &DeviceEfficiency::matmul));
-    out.push_back(device_parameter(d, "memory", 0.01, 2.0, &DeviceEfficiency::memory));
+    out.push_back(device_parameter(d, "matmul", 0.01, 1.0, &DeviceEfficiency::matmul));
+    out.push_back(device_parameter(d, "memory", 0.01, 1.0, &DeviceEfficiency::memory));
     // The launch cost is the device's own only where no framework adds its dispatch cost (stacks/*.json): with
     // one, the device keeps its sourced launch overhead and the framework's is fitted.
     if (!framework_overhead)
       out.push_back(device_parameter(d, "op_overhead_s", 1e-8, 1e-2, &DeviceEfficiency::op_overhead_s));
+    // The coefficient of variation of a worker's compute time, where no run measured it: synchronous workers
+    // wait for the slowest (sim/jitter.hpp), which runs of 1, 2, 4, 8 workers tell apart (E[max] 0, 0.56, 1.03,
+    // 1.42 sigma). Applied after the simulation, so linearised like the communication parameters.
+    if (what.synchronous_devices.count(d) != 0 && what.measured_jitter_devices.count(d) == 0) {
+      out.push_back(Parameter{"devices/" + d + "/compute_jitter", ParameterKind::kComm, 1e-3, 0.5,
+                              [d](Calibration& c) -> double& { return c.devices[d].compute_jitter; }});
+      out.back().start_if_unset = 0.03;
+    }
     const auto batches = what.device_batches.find(d);
     if (batches != what.device_batches.end() && batches->second.size() >= 2) {
-      out.push_back(device_parameter(d, "parallel_half_elements", 1.0, 1e8, &DeviceEfficiency::parallel_half_elements));
+      out.push_back(device_parameter(d, "parallel_half_elements", 1e3, 2.6e5, &DeviceEfficiency::parallel_half_elements));
       out.back().start_if_unset = 1e4;
     }
   }
@@ -121,8 +137,11 @@ std::vector<Parameter> choose_parameters(const Exercised& what, const ParameterC
 void prepare_start(sim::Calibration& c, const Exercised& what, const std::vector<Parameter>& params) {
   for (const std::string& d : what.devices)
     if (c.devices.count(d) == 0) c.devices[d] = c.device(d);
-  for (const auto& [d, m] : what.device_models)
-    if (c.devices[d].model_factors.count(m) == 0) c.devices[d].model_factors[m] = 1.0;
+  for (const auto& [d, m] : what.device_models) {
+    const std::string name = "devices/" + d + "/model_factors/" + m;
+    const bool fitted = std::any_of(params.begin(), params.end(), [&](const Parameter& p) { return p.name == name; });
+    if (fitted && c.devices[d].model_factors.count(m) == 0) c.devices[d].model_factors[m] = 1.0;
+  }
   for (const Parameter& p : params)
     p.set(c, p.start_if_unset > 0.0 && p.get(c) <= p.lower ? p.start_if_unset : std::clamp(p.get(c), p.lower, p.upper));
 }

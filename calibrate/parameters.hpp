@@ -52,6 +52,10 @@ struct Exercised {
   };
   std::map<std::string, StackUse> stacks;
   std::set<std::string> winograd_devices;                     // devices that ran 3x3 stride-1 convolutions
+  // Devices whose runs have several workers waiting for each other (synchronous collectives), and those of them
+  // whose compute jitter some run measured (calibrate/jitter.hpp copies it): the others' jitter is fitted.
+  std::set<std::string> synchronous_devices;
+  std::set<std::string> measured_jitter_devices;
   std::map<std::string, std::set<int64_t>> device_batches;    // batch sizes per device
 };
 

@@ -35,9 +35,11 @@ void note_exercised(const plan::IterationPlan& plan, const topology::Cluster& cl
                     Exercised& what) {
   const std::string& device = cluster.spec().node.device.name;
   what.devices.insert(device);
+  if (plan.workers > 1 && plan.sync != plan::SyncKind::kAsync) what.synchronous_devices.insert(device);
   for (const plan::EndpointProgram& prog : plan.programs)
     for (const plan::Item& item : prog.items)
-      if (item.kind == plan::Item::Kind::kCompute && item.compute.kernel_hw == 9 && item.compute.stride == 1)
+      if (item.kind == plan::Item::Kind::kCompute && item.compute.layer_class == models::LayerClass::kConv &&
+          item.compute.kernel_hw == 9 && item.compute.stride == 1)
         what.winograd_devices.insert(device);
   const sim::StackDescription& stack = sim::find_stack(stack_name);
   Exercised::StackUse& use = what.stacks[stack_name];
@@ -112,6 +114,8 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
                           ? std::optional(std::pair(*r.compute_per_iteration_s, *r.data_per_iteration_s))
                           : std::nullopt);
     exercised_.real_data = exercised_.real_data || r.data == "real";
+    if (r.compute_jitter)
+      exercised_.measured_jitter_devices.insert(configs_[it->second].processor.name);
   }
 }
 

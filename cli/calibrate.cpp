@@ -40,6 +40,7 @@ struct CalibrateArgs {
   int jobs = 2;
   bool no_validate = false;
   bool model_factors = false;
+  std::vector<std::string> fixed;
   bool quiet = false;
 };
 
@@ -85,6 +86,7 @@ int run_calibrate(const CalibrateArgs& a) {
   options.outer_iterations = a.outer;
   options.validate = !a.no_validate;
   options.model_factors = a.model_factors;
+  options.fixed = a.fixed;
   const Json benches = apply_benches(a, train, start, options.fixed_links);
   // Measured, not fitted: set before the fit so that the fitted values explain what the jitter does not.
   const std::vector<calibrate::MeasuredJitter> jitter = calibrate::apply_measured_jitter(train, start);
@@ -143,6 +145,8 @@ void add_calibrate_command(CLI::App& root, Action& action) {
   sub->add_option("--outer", args->outer, "linearise-and-fit rounds (default 3)");
   sub->add_option("--jobs", args->jobs, "simulations at a time (default 2)");
   sub->add_flag("--no-validate", args->no_validate, "skip the message-level validation of the fitted runs");
+  sub->add_option("--fix", args->fixed,
+                  "keep this parameter at its start value (a name as the fit reports it, or its last part; repeatable)");
   sub->add_flag("--model-factors", args->model_factors,
                 "also fit a factor per model on its conv and matmul efficiency (only for models you measured)");
   sub->add_flag("-q,--quiet", args->quiet, "no progress on standard error");

@@ -35,6 +35,7 @@ struct ValidateArgs {
   std::string json;
   std::string report_dir;
   std::string cv;
+  std::vector<std::string> fixed;
   int jobs = 2;
   bool quiet = false;
 };
@@ -63,6 +64,7 @@ sim::Calibration fit_for_cv(const ValidateArgs& a, std::vector<calibrate::Measur
   calibrate::FitOptions options;
   options.parallel = a.jobs;
   options.validate = false;
+  options.fixed = a.fixed;
   sim::Calibration c = start;
   calibrate::apply_measured_jitter(train, c);
   Progress progress("validate --cv: fit", 0, progress_style_for_stderr(a.quiet));
@@ -109,6 +111,7 @@ void add_validate_command(CLI::App& root, Action& action) {
   sub->add_option("--cv", args->cv,
                   "fit on the runs matching 'FIELD OP VALUE' (e.g. 'nodes<=2', 'model!=vgg16') and validate the others");
   sub->add_option("--measurements", args->measurements, "measurements file (repeatable)")->required();
+  sub->add_option("--fix", args->fixed, "with --cv: keep this parameter at its start value (as calibrate --fix)");
   sub->add_option("--json", args->json, "write the JSON result to FILE ('-' = standard output)");
   sub->add_option("--report", args->report_dir, "write report.json and report.html (charts, runs, calibration) into DIR");
   sub->add_option("--jobs", args->jobs, "simulations at a time (default 2)");
