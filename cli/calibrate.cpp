@@ -80,7 +80,7 @@ int run_calibrate(const CalibrateArgs& a) {
     for (auto& r : all) (filter(r) ? held : train).push_back(r);
     if (train.empty()) throw InputError("", "--holdout", "a filter that leaves some runs to fit");
   }
-  sim::Calibration start = a.start.empty() ? sim::default_calibration() : sim::load_calibration(a.start);
+  sim::Calibration start = a.start.empty() ? sim::default_calibration() : sim::choose_calibration(a.start, "").calibration;
   calibrate::FitOptions options;
   options.parallel = a.jobs;
   options.outer_iterations = a.outer;
@@ -136,7 +136,8 @@ void add_calibrate_command(CLI::App& root, Action& action) {
   sub->add_option("--measurements", args->measurements, "measurements file (repeatable)")->required();
   sub->add_option("-o,--output", args->output, "calibration file to write")->required();
   sub->add_option("--json", args->json, "write the fit and its validation to FILE ('-' = standard output)");
-  sub->add_option("--start", args->start, "calibration to start from (default: built-in K80/H200 defaults)");
+  sub->add_option("--start", args->start,
+                  "calibration to start from: a file, shipped:NAME or none (default: the built-in defaults)");
   sub->add_option("--collective-bench", args->benches,
                   "nccl-tests output (text or JSON) or bench_allreduce output setting one link class (repeatable)");
   sub->add_option("--bench-cluster", args->bench_cluster, "cluster the benchmarks ran on (default: the first run's)");
