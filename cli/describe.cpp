@@ -14,6 +14,7 @@
 #include "models/describe.hpp"
 #include "models/model_json.hpp"
 #include "plan/iteration_plan.hpp"
+#include "sim/stacks.hpp"
 
 namespace scaletwin::cli {
 
@@ -55,6 +56,7 @@ Json describe_scenario_json(const plan::Scenario& s) {
           {"gpus_per_node", s.gpus_per_node},
           {"batch_per_gpu", s.batch_per_gpu},
           {"scheme", s.scheme.to_json()},
+          {"stack", sim::run_stack(s, plan::load_scenario_cluster(s, 1))},
           {"sweep", points}};
 }
 
@@ -63,11 +65,11 @@ std::string format_scenario(const Json& j) {
                                 j["scenario"].get<std::string>(), j["model"].get<std::string>(),
                                 models::group_thousands(j["params"].get<int64_t>()),
                                 j["fwd_flops_per_sample"].get<double>() / 1e9);
-  out += fmt::format("cluster   {} ({} nodes{})\nbatch     {} per GPU\nscheme    {}\n\n",
+  out += fmt::format("cluster   {} ({} nodes{})\nbatch     {} per GPU\nscheme    {}\nstack     {}\n\n",
                      j["cluster"].get<std::string>(), j["nodes"].get<int>(),
                      j["gpus_per_node"].get<int>() > 0 ? fmt::format(", {} GPUs per node", j["gpus_per_node"].get<int>())
                                                        : std::string(),
-                     j["batch_per_gpu"].get<int64_t>(), j["scheme"].dump());
+                     j["batch_per_gpu"].get<int64_t>(), j["scheme"].dump(), j["stack"].get<std::string>());
   out += fmt::format("{:>6} {:>6} {:>10} {:>8} {:>12} {:>10} {:>12}  {}\n", "gpus", "nodes", "endpoints", "items",
                      "collectives", "schedules", "global batch", "plan hash");
   for (const auto& p : j["sweep"])

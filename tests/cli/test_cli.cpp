@@ -157,3 +157,18 @@ TEST_CASE("validate pools runs that share an id into one, and refuses an id repe
   CHECK(bad.out.find("/runs/0/batch_per_gpu") != std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE("describe names the software stack a scenario runs on", "[cli]") {
+  const fs::path dir = scratch();
+  const std::string ps = write(dir / "ps.json", R"({"model": "lenet5", "cluster": "aws-p2.8xlarge",
+      "scheme": {"name": "ps"}})");
+  const std::string mx = write(dir / "mx.json", R"({"model": "lenet5", "cluster": "aws-p2.8xlarge",
+      "scheme": {"name": "ps"}, "framework": "mxnet"})");
+  const Result a = run("describe " + ps + " --json -");
+  const Result b = run("describe " + mx);
+  REQUIRE(a.code == 0);
+  REQUIRE(b.code == 0);
+  CHECK(nlohmann::json::parse(a.out).at("stack") == "tensorflow");
+  CHECK(b.out.find("stack     mxnet") != std::string::npos);
+  fs::remove_all(dir);
+}
