@@ -6,8 +6,9 @@
 // batch 64, synthetic data (../shared/reference/k80-train.json): 1.233 s per iteration. ResNet-50 costs about
 // 8.2 GFLOP forward per image and twice that backward (input + weight gradients): 24.6 GFLOP/image, 1.57 TFLOP
 // per iteration, so 1.28 TFLOP/s overall, 29% of peak. Batch norm, ReLU and additions move roughly 0.5 GB per
-// image in forward + backward, 32 GB per iteration: at 60% of 240 GB/s about 0.22 s. Per-op overheads
-// (~480 kernels x 20 us) add 0.01 s. That leaves ~1.0 s for the convolutions: 1.57 TFLOP / 1.0 s / 4.37 TFLOP/s
+// image in forward + backward, 32 GB per iteration: at 60% of 240 GB/s about 0.22 s. The device's own cost per op
+// is the kernel launch, about 5 us on Kepler (CUDA launch latency); a framework's dispatch on top of it is the
+// software stack's op_overhead_s (stacks/*.json, fitted). That leaves ~1.0 s for the convolutions: 1.57 TFLOP / 1.0 s / 4.37 TFLOP/s
 // = 0.36 conv efficiency. cuBLAS GEMMs of the FC layers run better on Kepler: 0.45. Real data costs
 // 1/51.2 - 1/51.9 = 2.6e-4 s more per image (the input pipeline not hidden), hence input_cost_per_image_s.
 //
