@@ -187,15 +187,13 @@ FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calib
   Surrogate surrogate(runs);
   std::vector<Parameter> params =
       choose_parameters(surrogate.exercised(), ParameterChoice{options.fixed_links, options.model_factors});
-  if (!options.free.empty())
-    std::erase_if(params, [&](const Parameter& p) {
-      return std::none_of(options.free.begin(), options.free.end(),
-                          [&](const std::string& f) { return p.name == f || p.name.ends_with("/" + f); });
-    });
-  std::erase_if(params, [&](const Parameter& p) {
-    return std::any_of(options.fixed.begin(), options.fixed.end(),
+  // A name in --free or --fix: the parameter's full name or its last component(s).
+  const auto named_in = [](const Parameter& p, const std::vector<std::string>& names) {
+    return std::any_of(names.begin(), names.end(),
                        [&](const std::string& f) { return p.name == f || p.name.ends_with("/" + f); });
-  });
+  };
+  if (!options.free.empty()) std::erase_if(params, [&](const Parameter& p) { return !named_in(p, options.free); });
+  std::erase_if(params, [&](const Parameter& p) { return named_in(p, options.fixed); });
   if (params.empty()) throw InputError("", "--free", "at least one parameter the runs exercise");
   sim::Calibration c = start;
   prepare_start(c, surrogate.exercised(), params);

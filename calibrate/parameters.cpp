@@ -53,10 +53,8 @@ void add_stack_parameters(const Exercised& what, std::vector<Parameter>& out) {
 }
 
 bool stack_fits_op_overhead(const Exercised& what) {
-  for (const auto& [name, use] : what.stacks)
-    for (const sim::StackParameter& sp : sim::find_stack(name).parameters)
-      if (sp.key == "op_overhead_s" && sp.fit) return true;
-  return false;
+  return std::any_of(what.stacks.begin(), what.stacks.end(),
+                     [](const auto& s) { return sim::find_stack(s.first).parameter("op_overhead_s").fit; });
 }
 
 }  // namespace

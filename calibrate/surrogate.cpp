@@ -16,18 +16,6 @@ namespace scaletwin::calibrate {
 
 namespace {
 
-bool stack_has_fitted_costs(const sim::StackDescription& stack) {
-  for (const sim::StackParameter& p : stack.parameters)
-    if (p.fit) return true;
-  return false;
-}
-
-bool stack_has_value(const sim::StackDescription& stack, const std::string& key) {
-  for (const sim::StackParameter& p : stack.parameters)
-    if (p.key == key) return p.value.has_value();
-  return false;
-}
-
 // Adds what one plan exercises: the device type, its 3x3 stride-1 convolutions, the link classes its collectives
 // cross, PS and collectives, per stack. A stack with fitted costs (a framework: stacks/*.json) carries everything
 // that is not the wire, so its runs leave the link factors at their measured values.
@@ -57,11 +45,11 @@ void note_exercised(const plan::IterationPlan& plan, const topology::Cluster& cl
                         vertex(ci.participants[static_cast<size_t>(st.peer)])});
     const bool ps = ci.purpose == plan::CollectivePurpose::kPsPushPull;
     use.parameter_server = use.parameter_server || ps;
-    what.parameter_server = what.parameter_server || (ps && !stack_has_value(stack, "server_update_s_per_byte"));
+    what.parameter_server = what.parameter_server || (ps && !stack.parameter("server_update_s_per_byte").value);
   }
   use.collectives = use.collectives || !pairs.empty();
-  what.collectives = what.collectives || (!pairs.empty() && !stack_has_value(stack, "message_overhead_s"));
-  const bool framework = stack_has_fitted_costs(stack);
+  what.collectives = what.collectives || (!pairs.empty() && !stack.parameter("message_overhead_s").value);
+  const bool framework = stack.has_fitted_costs();
   for (const auto& [a, b] : pairs)
     for (int e : cluster.route(a, b).edges) {
       const std::string& kind = cluster.edges().at(static_cast<size_t>(e)).kind;

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "core/error.hpp"
@@ -28,6 +29,17 @@ StackCosts StackDescription::costs() const {
   StackCosts c;
   for (const StackParameter& p : parameters) stack_field(c, p.key) = p.value;
   return c;
+}
+
+const StackParameter& StackDescription::parameter(const std::string& key) const {
+  for (const StackParameter& p : parameters)
+    if (p.key == key) return p;
+  ST_ASSERT(false, "stack " + name + " has no parameter " + key);
+  return parameters.front();
+}
+
+bool StackDescription::has_fitted_costs() const {
+  return std::any_of(parameters.begin(), parameters.end(), [](const StackParameter& p) { return p.fit; });
 }
 
 StackDescription parse_stack_description(const Json& json, const std::string& file) {

@@ -35,6 +35,9 @@ struct StackDescription {
   std::string description;
   std::vector<StackParameter> parameters;
   StackCosts costs() const;        // the values as a calibration's stack entry
+  // The parameter `key` (one of stack_parameter_keys(): every stack has each), and whether any is fitted.
+  const StackParameter& parameter(const std::string& key) const;
+  bool has_fitted_costs() const;
 };
 
 const std::vector<std::string>& stack_parameter_keys();
