@@ -3,6 +3,7 @@
 //   mpirun -np P scaletwin run SCENARIO [--iterations N | --epochs E] [--device cpu|cuda] [--json FILE]
 //                                       [--threads T] [--checkpoint-every N --checkpoint-dir DIR]
 //                                       [--resume DIR] [--weights-out FILE] [--trace FILE] [--quiet]
+//                                       [--target-accuracy A [--max-epochs E]] [--eval-every E] [--seed S]
 //   scaletwin run SCENARIO --np P ...   launches the mpirun line above itself, with P GPUs plus the scheme's servers
 //
 // P is the GPU count (workers); a parameter-server scheme adds its servers as extra ranks. Rank 0 prints the plan
@@ -15,6 +16,8 @@
 // order as little-endian float32, nothing else (the tests compare an interrupted run's with an uninterrupted one's).
 // --trace FILE: rank 0 writes a Chrome trace of the first kTraceIterations measured iterations of every rank, with
 // the event names and categories of predict --trace (exec/trace_recorder.hpp).
+// --target-accuracy A: evaluate every --eval-every epochs and stop at the first evaluation at or above A; the
+// measurements record the curve, the time to the target and, for all-reduce schemes, the gradient noise scale.
 // Progress of the iterations goes to standard error (a bar with ETA on a terminal, a line every few seconds
 // otherwise); --quiet turns it off.
 #include <fmt/format.h>
@@ -53,6 +56,10 @@ struct RunArgs {
   std::string weights_out;
   std::string trace;
   bool quiet = false;
+  double target_accuracy = -1.0;
+  int64_t max_epochs = 0;
+  double eval_every = 0.0;
+  int64_t seed = -1;
 };
 
 std::vector<std::string> rank_arguments(const RunArgs& a) {
@@ -67,6 +74,10 @@ std::vector<std::string> rank_arguments(const RunArgs& a) {
   if (!a.weights_out.empty()) args.insert(args.end(), {"--weights-out", a.weights_out});
   if (!a.trace.empty()) args.insert(args.end(), {"--trace", a.trace});
   if (a.quiet) args.emplace_back("--quiet");
+  if (a.target_accuracy >= 0.0) args.insert(args.end(), {"--target-accuracy", fmt::format("{}", a.target_accuracy)});
+  if (a.max_epochs > 0) args.insert(args.end(), {"--max-epochs", std::to_string(a.max_epochs)});
+  if (a.eval_every > 0.0) args.insert(args.end(), {"--eval-every", fmt::format("{}", a.eval_every)});
+  if (a.seed >= 0) args.insert(args.end(), {"--seed", std::to_string(a.seed)});
   return args;
 }
 
@@ -116,6 +127,22 @@ void print_summary(const exec::TrainResult& r) {
                num(e["train_loss"]), num(e["train_accuracy"]), num(e["test_accuracy"]));
   if (run.contains("staleness"))
     fmt::print("staleness: {} pushes, mean {:.2f}, max {}\n", r.staleness.pushes, r.staleness.mean, r.staleness.max);
+  if (run.contains("noise_scale")) {
+    const Json& ns = run["noise_scale"]["whole_run"];
+    if (!ns.is_null() && !ns["b_simple"].is_null())
+      fmt::print("gradient noise scale B_simple: {:.0f} over the run (global batch {})\n", ns["b_simple"].get<double>(),
+                 run["global_batch"].get<int64_t>());
+  }
+  if (run.contains("time_to_target")) {
+    const Json& t = run["time_to_target"];
+    if (t["reached"].get<bool>())
+      fmt::print("target accuracy {} reached after {:.1f} s of training ({:.2f} epochs, {:.0f} images; evaluation "
+                 "{:.1f} s apart)\n", t["target_accuracy"].get<double>(), t["seconds"].get<double>(),
+                 t["epochs"].get<double>(), t["images"].get<double>(), run["eval_s"].get<double>());
+    else
+      fmt::print("target accuracy {} not reached in {} iterations\n", t["target_accuracy"].get<double>(),
+                 run["iterations"].get<int64_t>());
+  }
 }
 
 // Every layer's parameters in model order, little-endian float32 (x86 and ARM hosts are little-endian).
@@ -137,6 +164,9 @@ int run_ranks(const RunArgs& a, const plan::Scenario& scenario) {
   options.device = a.device;
   options.threads = a.threads;
   options.trace_iterations = a.trace.empty() ? 0 : kTraceIterations;
+  options.target_accuracy = a.target_accuracy;
+  options.max_epochs = a.max_epochs;
+  options.eval_every_epochs = a.eval_every;
   // Progress of the iterations on standard error (rank 0 ticks it after each iteration, exec/trainer_checkpoint.cpp).
   std::unique_ptr<Progress> progress;
   std::unique_ptr<ProgressScope> progress_scope;
@@ -166,7 +196,8 @@ int run_ranks(const RunArgs& a, const plan::Scenario& scenario) {
 int run_run(const RunArgs& a) {
   if (a.device != "cpu" && a.device != "cuda")
     throw InputError("", "--device", fmt::format("cpu or cuda (got \"{}\")", a.device));
-  const plan::Scenario scenario = plan::load_scenario(a.scenario);
+  plan::Scenario scenario = plan::load_scenario(a.scenario);
+  if (a.seed >= 0) scenario.training.seed = static_cast<uint64_t>(a.seed);
   if (a.device == "cuda") {
     std::string why;
     if (!exec::cuda_device_available(&why)) throw SystemError(fmt::format("no CUDA device was found ({})", why));
@@ -208,6 +239,16 @@ void add_run_command(CLI::App& root, Action& action) {
                   fmt::format("write a Chrome trace of the first {} measured iterations of every rank to FILE",
                               kTraceIterations));
   sub->add_flag("-q,--quiet", args->quiet, "no progress on standard error");
+  sub->add_option("--target-accuracy", args->target_accuracy,
+                  "stop at the first evaluation whose test accuracy reaches A (default: the scenario's)")
+      ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--max-epochs", args->max_epochs, "with a target: give up after E epochs (default: the scenario's, 30)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--eval-every", args->eval_every,
+                  "evaluate every E epochs, fractions allowed (default: 0.25 with a target, else every epoch)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--seed", args->seed, "the data order and initial weights' seed (default: the scenario's)")
+      ->check(CLI::NonNegativeNumber);
   sub->callback([&action, args] { action = [args] { return run_run(*args); }; });
 }
 

@@ -9,7 +9,11 @@ namespace scaletwin::exec {
 
 double LrSchedule::scaled_lr() const {
   ST_ASSERT(reference_batch > 0 && global_batch > 0, "batch sizes must be positive");
-  return base_lr * static_cast<double>(global_batch) / static_cast<double>(reference_batch);
+  const double ratio = static_cast<double>(global_batch) / static_cast<double>(reference_batch);
+  if (scaling == "none") return base_lr;
+  if (scaling == "sqrt") return base_lr * std::sqrt(ratio);
+  ST_ASSERT(scaling == "linear", "unknown learning-rate scaling " + scaling);
+  return base_lr * ratio;
 }
 
 double LrSchedule::lr(int64_t step) const {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "exec/backend.hpp"
@@ -20,6 +21,7 @@ struct LrSchedule {
   double base_lr = 0.01;  // for reference_batch
   int64_t reference_batch = 256;
   int64_t global_batch = 256;
+  std::string scaling = "linear";  // linear | sqrt | none (plan::Training::lr_scaling)
   int64_t warmup_steps = 0;
   std::vector<int64_t> decay_steps;
   double decay_factor = 0.1;

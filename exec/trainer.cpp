@@ -138,6 +138,12 @@ std::unique_ptr<DeviceCommunicator> make_device_communicator(const detail::Conte
 
 int64_t total_iterations(const detail::Context& ctx) {
   const auto& t = ctx.scenario.training;
+  if (ctx.target_accuracy > 0.0) {  // the budget to reach the target in
+    const int64_t epochs = ctx.options.max_epochs > 0 ? ctx.options.max_epochs
+                           : ctx.options.epochs > 0   ? ctx.options.epochs
+                                                      : t.max_epochs;
+    return epochs * ctx.iterations_per_epoch;
+  }
   if (ctx.options.epochs > 0) return ctx.options.epochs * ctx.iterations_per_epoch;
   if (ctx.options.iterations > 0) return ctx.options.iterations;
   if (t.epochs > 0) return t.epochs * ctx.iterations_per_epoch;
@@ -193,6 +199,14 @@ TrainResult train(const plan::Scenario& scenario, const TrainOptions& options, M
                                    "\"{}\" has {})", workers, layer.name, layer.out.elements()));
   }
 
+  const plan::Training& training = scenario.training;
+  ctx.target_accuracy = options.target_accuracy >= 0.0 ? options.target_accuracy : training.target_accuracy;
+  if (ctx.target_accuracy > 1.0) throw InputError("", "--target-accuracy", "an accuracy in (0, 1]");
+  if (ctx.target_accuracy > 0.0 && (training.data != "real" || !options.evaluate))
+    throw InputError(scenario.file, "/training/data", "real data (a test set to measure the target accuracy on)");
+  if (ctx.target_accuracy > 0.0 && !options.resume_dir.empty())
+    throw InputError("", "--resume", "a run without a target accuracy (the curve is not checkpointed)");
+
   TrainResult result;
   result.plan_hash = hex64(ctx.plan.hash());
   result.rank = ctx.rank;
@@ -225,6 +239,11 @@ TrainResult train(const plan::Scenario& scenario, const TrainOptions& options, M
   ctx.iterations = total_iterations(ctx);
   if (ctx.iterations < 1) throw InputError(scenario.file, "/training/iterations", "at least one iteration");
   ctx.warmup = std::min(scenario.training.warmup_iterations, ctx.iterations - 1);
+  const double eval_epochs = options.eval_every_epochs > 0.0 ? options.eval_every_epochs
+                             : ctx.target_accuracy > 0.0     ? training.eval_every_epochs
+                                                             : 1.0;
+  ctx.eval_every = std::max<int64_t>(1, std::llround(eval_epochs * static_cast<double>(ctx.iterations_per_epoch)));
+  ctx.noise_scale = result.worker && detail::plan_measures_noise_scale(ctx.plan);
 
   std::vector<int> talkers;
   for (const auto& c : ctx.plan.collectives)
@@ -234,10 +253,12 @@ TrainResult train(const plan::Scenario& scenario, const TrainOptions& options, M
   ctx.lr.base_lr = scenario.training.learning_rate;
   ctx.lr.reference_batch = scenario.training.lr_reference_batch;
   ctx.lr.global_batch = ctx.update_batch;
+  ctx.lr.scaling = training.lr_scaling;
   // Step decay at the given fractions of the run, counted in updates (an on-demand server applies one per talker
-  // and iteration).
+  // and iteration); none when the run stops at a target.
   const double updates = static_cast<double>(ctx.iterations) * static_cast<double>(std::max<size_t>(1, talkers.size()));
-  for (double f : options.lr_decay_at) ctx.lr.decay_steps.push_back(std::llround(f * updates));
+  if (ctx.target_accuracy <= 0.0)
+    for (double f : options.lr_decay_at) ctx.lr.decay_steps.push_back(std::llround(f * updates));
   ctx.lr.warmup_steps = warmup_steps_for(static_cast<double>(scenario.training.lr_warmup_epochs), samples, ctx.update_batch);
 
   ctx.checkpoints = make_checkpoints(ctx, *backend, result.plan_hash);
@@ -256,6 +277,9 @@ TrainResult train(const plan::Scenario& scenario, const TrainOptions& options, M
   } else {
     mine = detail::run_server(ctx);
   }
+  // A run that reached its target stopped early: every rank reports the iterations worker 0 did.
+  ST_MPI_CHECK(MPI_Bcast(&ctx.iterations_done, 1, MPI_INT64_T, 0, comm));
+  ctx.iterations = ctx.iterations_done;
 
   // Staleness over the servers, every epoch's loss and accuracy over the workers, each rank's figures on rank 0.
   double sums[2] = {mine.pushes, mine.staleness_sum}, totals[2] = {0, 0}, worst = 0;
@@ -290,6 +314,7 @@ TrainResult train(const plan::Scenario& scenario, const TrainOptions& options, M
     result.run = detail::make_report(ctx, backend->name(), figures, hosts, epochs, result.staleness,
                                      detail::now_s() - start);
     result.run["collectives"] = std::move(collectives);
+    detail::add_curve_figures(ctx, result.run);
   }
   ST_MPI_CHECK(MPI_Bcast(&result.final_test_accuracy, 1, MPI_DOUBLE, 0, comm));
   if (options.trace_iterations > 0) result.trace = gather_chrome_trace(&trace, comm);

@@ -16,7 +16,8 @@
 // see together; in deterministic CPU mode the weights then agree up to float reassociation).
 //
 // The result is a run record of the measurements format (../shared/spec.md) with images/s after warm-up,
-// per-phase times, loss and accuracy per epoch, test accuracy, per-rank figures, staleness and the plan hash.
+// per-phase times, loss and accuracy per epoch, test accuracy, per-rank figures, staleness and the plan hash, the
+// curve (test accuracy, loss and the gradient noise scale at every evaluation) and the time to the target accuracy.
 #pragma once
 
 #include <cstdint>
@@ -44,7 +45,14 @@ struct TrainOptions {
   // and 80 of 90) compressed into a short run as one step at 3/4, which is what lets lenet5 settle above 88% on
   // Fashion-MNIST in 2 epochs (without it the last epoch's test accuracy wanders between 86 and 88%).
   std::vector<double> lr_decay_at = {0.75};
-  bool evaluate = true;            // test accuracy after each epoch and at the end (real data only)
+  bool evaluate = true;            // test accuracy at every curve point (real data only)
+  // Time to accuracy (< 0 or 0: the scenario's training block): stop at the first evaluation whose test accuracy
+  // reaches target_accuracy, after at most max_epochs epochs, evaluating every eval_every_epochs epochs (and at
+  // every epoch's end). With a target the rate has no step decay (warm-up, then constant), so that the time to
+  // the target does not depend on the epoch budget.
+  double target_accuracy = -1.0;
+  int64_t max_epochs = 0;
+  double eval_every_epochs = 0.0;
   // Checkpoints (exec/checkpoint.hpp; synchronous schemes only): after every checkpoint_every iterations into
   // checkpoint_dir; resume_dir: continue from the checkpoint there, ending with exactly the weights of an
   // uninterrupted run (deterministic CPU mode: same threads). Setting either on an async scheme is an InputError.

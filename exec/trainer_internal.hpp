@@ -12,11 +12,21 @@
 #include "exec/checkpoint.hpp"
 #include "exec/data.hpp"
 #include "exec/network.hpp"
+#include "exec/noise_scale.hpp"
 #include "exec/optimizer.hpp"
 #include "exec/trainer.hpp"
 #include "exec/trainer_engine.hpp"
 
 namespace scaletwin::exec::detail {
+
+// One evaluation of the run's curve (trainer_curve.cpp): figures summed over the workers.
+struct EvalPoint {
+  int64_t iteration = 0;        // iterations done
+  double train_s = 0.0;         // training seconds so far, evaluations excluded (worker 0's clock)
+  double test_accuracy = -1.0;  // -1: no test set
+  double train_loss = -1.0;     // mean over the samples since the previous evaluation (-1: none)
+  NoiseScaleWindow noise;       // the gradients since the previous evaluation
+};
 
 struct Context {
   Context(const plan::Scenario& s, const TrainOptions& o) : scenario(s), options(o) {}
@@ -49,7 +59,28 @@ struct Context {
 
   std::unique_ptr<CheckpointStore> checkpoints;  // with --checkpoint-every or --resume (sync schemes)
   int64_t resumed_from = 0;                      // iterations done by the checkpoint the run resumed from
+
+  // Evaluation and time to accuracy (trainer_curve.cpp): a curve point after every eval_every iterations, at
+  // every epoch's end and at the last iteration; with a target the run stops at the first point at or above it.
+  int64_t eval_every = 1;
+  double target_accuracy = 0.0;  // 0: none
+  bool noise_scale = false;      // workers measure the gradient noise scale (all-reduce plans, ≥ 2 workers)
+  // Set by the worker endpoints (rank 0's go into the run record) and, for iterations_done, by train().
+  std::vector<EvalPoint> curve;
+  double eval_s = 0.0;
+  int64_t iterations_done = 0;
 };
+
+// trainer_curve.cpp: whether a curve point is due after `done` iterations; the stop decision of the job after
+// one (collective over the job at due points of a synchronous plan with a target, so that its parameter servers
+// stop with the workers; on-demand servers stop on the workers' stop requests); the curve and the
+// time-to-target figures of the run record.
+bool evaluation_due(const Context& ctx, int64_t done);
+bool share_stop(const Context& ctx, int64_t done, bool stop);
+// Whether the plan lets the workers measure the gradient noise scale: every collective an all-reduce of gradients
+// among all the workers (the reduced buffer is then the global batch's mean gradient), and at least 2 workers.
+bool plan_measures_noise_scale(const plan::IterationPlan& plan);
+void add_curve_figures(const Context& ctx, Json& run);
 
 // Offsets of the plan's collectives in the flat buffers of the (data-parallel) network: a bucket's layers are one
 // contiguous slice of params()/grads(). Checked against the schedule's element count.

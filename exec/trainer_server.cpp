@@ -58,6 +58,7 @@ class Server {
       for (int64_t step = resume_state(ctx_, state, no_stats); step < ctx_.iterations; ++step) {
         run_iteration(step);
         after_iteration(ctx_, step + 1, state, no_stats);
+        if (share_stop(ctx_, step + 1, false)) break;  // the workers reached the target accuracy
       }
     } else {
       serve_on_demand();

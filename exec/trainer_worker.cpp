@@ -140,12 +140,24 @@ LossStats Worker::iteration(int64_t step, const std::vector<int64_t>& permutatio
   } else {
     stats = main_->forward(images_.data(), labels_.data(), b_, true);
     trace_span(plan::Phase::kForward);
-    main_->backward([this](const ParamSegment& s) { on_gradient_ready(s.layer); }, loss_scale_);
+    local_sq_ = 0.0;
+    main_->backward([this](const ParamSegment& s) {
+      // The noise scale's |g_b|²: this worker's gradient before the collective that reduces it in place.
+      if (ctx_.noise_scale) local_sq_ += ctx_.backend->sum_squares(main_->grads() + s.offset, s.length);
+      on_gradient_ready(s.layer);
+    }, loss_scale_);
     trace_span(plan::Phase::kBackwardInput);
   }
   if (backward_end_ >= 0) engine_.complete_compute_through(backward_end_);
   engine_.pump();
   engine_.wait_all_comm();  // the update depends on every collective of the iteration
+  if (ctx_.noise_scale) {
+    // grads() holds (1/G)·Σ over this worker's b samples before the all-reduce (b/G · g_b), and g_B after it.
+    const double up = static_cast<double>(G_) / static_cast<double>(b_);
+    noise_.small_sq += local_sq_ * up * up;
+    noise_.big_sq += ctx_.backend->sum_squares(main_->grads(), main_->replicated_param_count());
+    noise_.samples += 1.0;
+  }
   const double t_update = now_s();
   update(step);
   if (update_item_ >= 0) engine_.complete(update_item_);
@@ -174,6 +186,29 @@ void Worker::update(int64_t step) {
   if (split_) sgd_head_->step(head_->params(), head_->grads(), lr);
 }
 
+bool Worker::record_point(EpochStats& epoch, int64_t done, double train_s, bool epoch_end) {
+  EpochStats local;
+  const bool test = ctx_.options.evaluate && data_.has_test;
+  if (test) evaluate(local);
+  if (epoch_end) {
+    epoch.test_correct = local.test_correct;
+    epoch.test_samples = local.test_samples;
+  }
+  double sums[7] = {local.test_correct, local.test_samples, window_loss_, window_samples_,
+                    noise_.small_sq,    noise_.big_sq,      noise_.samples};
+  ST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, sums, 7, MPI_DOUBLE, MPI_SUM, ctx_.workers_comm));
+  EvalPoint p;
+  p.iteration = done;
+  p.train_s = train_s;
+  p.test_accuracy = test && sums[1] > 0 ? sums[0] / sums[1] : -1.0;
+  p.train_loss = sums[3] > 0 ? sums[2] / sums[3] : -1.0;
+  p.noise = {sums[4], sums[5], sums[6]};
+  ctx_.curve.push_back(p);
+  window_loss_ = window_samples_ = 0.0;
+  noise_ = {};
+  return ctx_.target_accuracy > 0.0 && p.test_accuracy >= ctx_.target_accuracy;
+}
+
 WorkerOutcome Worker::run() {
   WorkerOutcome out;
   const int64_t per_epoch = ctx_.iterations_per_epoch;
@@ -181,41 +216,48 @@ WorkerOutcome Worker::run() {
   out.epochs.resize(static_cast<size_t>(std::max<int64_t>(epochs, 1)));
   std::vector<int64_t> permutation;
   const double start = now_s();
-  double warm_start = start, eval_s = 0.0, eval_after_warmup_s = 0.0;
+  double warm_start = start, eval_after_warmup_s = 0.0;
   std::optional<HostCpuTimes> cpu_warm = read_host_cpu_times();
   const int64_t first_step = restore(out.epochs);  // 0, or the checkpoint's with --resume
-  for (int64_t step = first_step; step < ctx_.iterations; ++step) {
-    const int64_t epoch = step / per_epoch, index = step % per_epoch;
+  int64_t done = first_step;
+  while (done < ctx_.iterations) {
+    const int64_t step = done, epoch = step / per_epoch, index = step % per_epoch;
     if (index == 0 || step == first_step)
       permutation = epoch_permutation(data_.train.count(), ctx_.scenario.training.seed, epoch);
     const LossStats stats = iteration(step, permutation, index);
+    done = step + 1;
     EpochStats& e = out.epochs[static_cast<size_t>(epoch)];
     if (counts_stats_) {
       e.loss_sum += stats.loss_sum;
       e.correct += static_cast<double>(stats.correct);
       e.samples += static_cast<double>(stats.samples);
+      window_loss_ += stats.loss_sum;
+      window_samples_ += static_cast<double>(stats.samples);
     }
-    if (step + 1 == ctx_.warmup) {
+    if (done == ctx_.warmup) {
       warm_start = now_s();
       cpu_warm = read_host_cpu_times();
     }
-    const bool epoch_end = index + 1 == per_epoch || step + 1 == ctx_.iterations;
-    if (epoch_end && ctx_.options.evaluate && data_.has_test) {
+    bool stop = false;
+    if (evaluation_due(ctx_, done)) {
       const double t = now_s();
-      evaluate(e);
-      eval_s += now_s() - t;
-      if (step + 1 > ctx_.warmup) eval_after_warmup_s += now_s() - t;
+      stop = record_point(e, done, t - start - ctx_.eval_s, index + 1 == per_epoch || done == ctx_.iterations);
+      ctx_.eval_s += now_s() - t;
+      if (done > ctx_.warmup) eval_after_warmup_s += now_s() - t;
     }
-    checkpoint(step + 1, out.epochs);
+    checkpoint(done, out.epochs);
+    if (share_stop(ctx_, done, stop)) break;
   }
+  ctx_.iterations_done = done;
+  out.epochs.resize(static_cast<size_t>(std::max<int64_t>((done + per_epoch - 1) / per_epoch, 1)));
   engine_.send_stop_requests();  // on-demand initiators: the servers may stop once every initiator has
   ctx_.backend->synchronize();   // a GPU's last update is still queued when the host gets here
   const double end = now_s();
   fig_.cpu_steal = steal_fraction(cpu_warm, read_host_cpu_times()).value_or(-1.0);
-  fig_.wall_s = end - start - eval_s;
-  const int64_t measured = ctx_.iterations > ctx_.warmup ? ctx_.iterations - ctx_.warmup : ctx_.iterations;
+  fig_.wall_s = end - start - ctx_.eval_s;
+  const int64_t measured = done > ctx_.warmup ? done - ctx_.warmup : done;
   fig_.images_after_warmup = static_cast<double>(measured * b_);
-  fig_.seconds_after_warmup = (ctx_.iterations > ctx_.warmup ? end - warm_start : end - start) - eval_after_warmup_s;
+  fig_.seconds_after_warmup = (done > ctx_.warmup ? end - warm_start : end - start) - eval_after_warmup_s;
   out.figures = fig_;
   out.counts_training_stats = counts_stats_;
   if (ctx_.options.keep_weights) out.weights = full_weights();

@@ -37,6 +37,9 @@ class Worker {
   int64_t slice_begin(int64_t features, int rank) const { return plan::part_offset(features, P_, rank); }
   // trainer_eval.cpp
   void evaluate(EpochStats& stats);
+  // A curve point after `done` iterations (collective over the workers): the test accuracy (into `epoch` too at
+  // an epoch's end), the window's loss and noise-scale sums; true when it reaches the target.
+  bool record_point(EpochStats& epoch, int64_t done, double train_s, bool epoch_end);
   std::vector<std::vector<float>> full_weights();
   // trainer_checkpoint.cpp: the iteration to start from (after loading a checkpoint with --resume), the checkpoint
   // hook after each iteration, this worker's state
@@ -63,6 +66,9 @@ class Worker {
   float loss_scale_ = 1.0f;
   double trace_mark_s_ = 0.0;  // run --trace: where the current compute span began
   RankFigures fig_;
+  // The curve's window since the last point: loss over the samples, the gradient noise scale's norms.
+  double window_loss_ = 0.0, window_samples_ = 0.0, local_sq_ = 0.0;
+  NoiseScaleWindow noise_;
 };
 
 }  // namespace scaletwin::exec::detail

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "core/error.hpp"
 #include "core/files.hpp"
 
@@ -124,6 +126,23 @@ std::vector<Fault> parse_faults(const JsonObject& obj) {
   return out;
 }
 
+Convergence parse_convergence_object(const JsonObject& obj, const std::string& source) {
+  Convergence c;
+  obj.ignore("comment");
+  obj.ignore("format");
+  for (const char* key : {"model", "dataset", "lr_scaling", "lr_reference_batch", "standard_errors", "runs", "provenance",
+                          "noise_scale", "in_sample_mape"})
+    obj.ignore(key);
+  c.images_min = obj.get_number("images_min", std::nullopt, 1.0, 1e15);
+  c.critical_batch = obj.get_number("critical_batch", std::nullopt, 1.0, 1e12);
+  c.staleness_cost = obj.get_number("staleness_cost", 0.0, 0.0, 1e3);
+  c.log_sd = obj.get_number("log_sd", 0.0, 0.0, 10.0);
+  c.target_accuracy = obj.get_number("target_accuracy", 0.0, 0.0, 1.0);
+  c.source = source;
+  obj.finish();
+  return c;
+}
+
 Training parse_training(const JsonObject& obj) {
   Training t;
   obj.ignore("comment");
@@ -141,11 +160,39 @@ Training parse_training(const JsonObject& obj) {
   t.weight_decay = obj.get_number("weight_decay", 5e-4, 0.0, 1.0);
   t.seed = static_cast<uint64_t>(obj.get_int("seed", 1, 0));
   t.precision = obj.get_enum("precision", {"fp32", "bf16", "fp16"}, std::string("fp32"));
+  t.lr_scaling = obj.get_enum("lr_scaling", {"linear", "sqrt", "none"}, std::string("linear"));
+  t.target_accuracy = obj.get_number("target_accuracy", 0.0, 0.0, 1.0);
+  t.max_epochs = obj.get_int("max_epochs", 30, 1, 100000);
+  t.eval_every_epochs = obj.get_number("eval_every_epochs", 0.25, 1e-6, 1000.0);
+  t.dataset_images = obj.get_int("dataset_images", 0, 0, int64_t{1} << 40);
+  if (const Json* conv = obj.get_any("convergence")) {
+    if (conv->is_string()) {
+      const std::string path = resolve_relative(conv->get<std::string>(), obj.file());
+      t.convergence = load_convergence(path);
+    } else if (conv->is_object()) {
+      t.convergence = parse_convergence_object(JsonObject(*conv, obj.file(), obj.path_of("convergence")), "scenario");
+    } else {
+      obj.fail("convergence", "an object {images_min, critical_batch, staleness_cost, log_sd} or the path of a "
+                              "calibrate --convergence file");
+    }
+    if (t.target_accuracy > 0 && t.convergence->target_accuracy > 0 &&
+        std::abs(t.convergence->target_accuracy - t.target_accuracy) > 1e-9)
+      obj.fail("convergence", fmt::format("a convergence model fitted for the target accuracy {} (it was fitted for {})",
+                                          t.target_accuracy, t.convergence->target_accuracy));
+  }
   obj.finish();
   return t;
 }
 
 }  // namespace
+
+Convergence load_convergence(const std::string& path) {
+  const Json doc = load_json_file(path);
+  const JsonObject obj = JsonObject::root(doc, path);
+  if (obj.get_string("format", "scaletwin-convergence/1") != "scaletwin-convergence/1")
+    obj.fail("format", "\"scaletwin-convergence/1\"");
+  return parse_convergence_object(obj, path);
+}
 
 const char* ps_mode_name(PsMode m) {
   switch (m) {

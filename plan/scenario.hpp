@@ -57,6 +57,23 @@ struct Scheme {
 // Reads a scheme object (spec vocabulary) at obj; errors name obj.file() and the path.
 Scheme parse_scheme(const JsonObject& obj);
 
+// The convergence model of a model + dataset + optimizer + learning-rate rule (sim/convergence.hpp): images to
+// reach the target accuracy at global batch B with mean staleness tau,
+//   E(B, tau) = images_min * rho(B) * (1 + B / critical_batch) * (1 + staleness_cost * tau * lr(B) / lr(B_ref))
+// (McCandlish et al. 2018, "An Empirical Model of Large-Batch Training", eq. 2.11, with the learning-rate rule's
+// factor rho and a staleness cost; sim/convergence.hpp).
+struct Convergence {
+  double images_min = 0.0;      // images to the target at a small batch, synchronous
+  double critical_batch = 0.0;  // B_crit: beyond it, doubling the batch no longer halves the steps
+  double staleness_cost = 0.0;  // extra images per unit of mean staleness times the rate's ratio to the reference
+  double log_sd = 0.0;          // cross-validated spread of log(predicted / measured images to target)
+  double target_accuracy = 0.0; // the accuracy these parameters were fitted for
+  std::string source;           // the file it came from, or "scenario"
+};
+
+// Reads a calibrate --convergence file (format "scaletwin-convergence/1"); InputError naming the file and field.
+Convergence load_convergence(const std::string& path);
+
 struct Training {
   std::string data = "synthetic";   // synthetic | real
   std::string dataset;              // "fashion-mnist" | "cifar10" (real data); default from the model's input
@@ -64,13 +81,25 @@ struct Training {
   int64_t epochs = 0;               // 0: use iterations
   int64_t iterations = 20;
   int64_t warmup_iterations = 3;    // excluded from images/s
-  double learning_rate = 0.01;      // for the reference global batch below; scaled linearly (Goyal et al. 2017)
+  double learning_rate = 0.01;      // for the reference global batch below, scaled by lr_scaling
   int64_t lr_reference_batch = 256;
+  // How the rate follows the global batch B: "linear" (lr × B / reference, Goyal et al. 2017), "sqrt"
+  // (lr × sqrt(B / reference), Krizhevsky 2014) or "none" (lr at every batch).
+  std::string lr_scaling = "linear";
   int64_t lr_warmup_epochs = 0;
   double momentum = 0.9;
   double weight_decay = 5e-4;
   uint64_t seed = 1;
   std::string precision = "fp32";   // fp32 | bf16 | fp16
+  // Time to accuracy (run --target-accuracy, predict): the test accuracy to reach (0: none), the epochs a run may
+  // take at most to reach it, and how often it evaluates, in epochs (a fraction evaluates within an epoch).
+  double target_accuracy = 0.0;
+  int64_t max_epochs = 30;
+  double eval_every_epochs = 0.25;
+  // predict: the training set's size in images (0: the dataset's own, for the built-in datasets) and the
+  // convergence model's parameters (sim/convergence.hpp): inline, or the path of a calibrate --convergence file.
+  int64_t dataset_images = 0;
+  std::optional<Convergence> convergence;
 };
 
 // What-if faults (issue 10), applied by the simulator only (`run` ignores them). Links are selected by kind (the

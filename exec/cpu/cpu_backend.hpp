@@ -35,6 +35,7 @@ class CpuBackend : public Backend {
   void fill(float* dst, float value, int64_t n) override;
   void add(float* dst, const float* src, int64_t n) override;
   void scale(float* dst, float factor, int64_t n) override;
+  double sum_squares(const float* x, int64_t n) override;
   void copy_2d(float* dst, int64_t dst_ld, const float* src, int64_t src_ld, int64_t rows, int64_t cols) override;
   void sgd_update(float* weights, const float* grads, float* momentum, int64_t n, const SgdStep& step) override;
 
