@@ -4,6 +4,7 @@
 //                       [--start CALIBRATION] [--collective-bench FILE ...] [--bench-cluster NAME_OR_FILE]
 //                       [--bench-algorithm NAME] [--holdout 'FIELD OP VALUE'] [--outer N] [--jobs N] [--no-validate]
 //                       [--quiet]
+//   scaletwin calibrate --convergence --measurements FILE [--measurements FILE ...] -o CONVERGENCE [--json FILE]
 //
 // --collective-bench reads nccl-tests output (text or scaletwin-collective-bench/1 JSON) or bench_allreduce's table
 // and sets the latency and bandwidth factors of the link class its ring crosses (on --bench-cluster, default the
@@ -11,11 +12,17 @@
 // reports the error of predicting them (grouped cross-validation, e.g. --holdout 'nodes>1'). The calibration file
 // carries the fit (parameters with standard errors, MAPE) under "fit", which `predict` ignores. The count of
 // simulations run so far goes to stderr unless --quiet (the fit's total is not known ahead).
+// --convergence fits the convergence model (sim/convergence.hpp, calibrate/convergence_fit.hpp) to runs of
+// `scaletwin run --target-accuracy` instead and writes a scaletwin-convergence/1 file, which a scenario's
+// training.convergence names and `validate --convergence` checks.
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include <iostream>
 
 #include "calibrate/collective_bench.hpp"
+#include "calibrate/convergence_fit.hpp"
 #include "calibrate/jitter.hpp"
 #include "calibrate/fit.hpp"
 #include "cli/command.hpp"
@@ -36,6 +43,7 @@ struct CalibrateArgs {
   std::string bench_cluster;
   std::string bench_algorithm = "ring";
   std::string holdout;
+  bool convergence = false;
   int outer = 3;
   int jobs = 2;
   bool no_validate = false;
@@ -68,7 +76,32 @@ Json apply_benches(const CalibrateArgs& a, const std::vector<calibrate::Measured
   return out;
 }
 
+int run_convergence_fit(const CalibrateArgs& a) {
+  const calibrate::ConvergenceData data = calibrate::read_convergence_runs(a.measurements);
+  calibrate::ConvergenceFit fit = calibrate::fit_convergence(data);
+  fit.model.source = a.output;
+  const Json out = calibrate::convergence_to_json(fit, data);
+  write_json_output(a.output, out);
+  if (!a.json.empty()) write_json_output(a.json, out);
+  auto se = [](const std::optional<double>& v, const char* unit) {
+    return v ? fmt::format(" (s.e. {:.3g}{})", *v, unit) : std::string(" (not identified)");
+  };
+  fmt::print("convergence of {} to test accuracy {} ({} learning-rate scaling from batch {}), {} runs:\n", data.model,
+             data.target_accuracy, data.lr_scaling, data.reference_batch, data.runs.size());
+  fmt::print("  images_min      {:>10.0f}{}\n", fit.model.images_min, se(fit.se_log_images_min, " in log"));
+  fmt::print("  critical_batch  {:>10.0f}{}\n", fit.model.critical_batch, se(fit.se_log_critical_batch, " in log"));
+  fmt::print("  staleness_cost  {:>10.3f}{}\n", fit.model.staleness_cost, se(fit.se_staleness_cost, ""));
+  fmt::print("  in-sample MAPE {:.1f}%, leave-one-out log sd {:.3f} (90% interval x/{:.2f})\n",
+             100.0 * fit.in_sample_mape, fit.model.log_sd, std::exp(1.6448536269514722 * fit.model.log_sd));
+  if (out.contains("noise_scale"))
+    fmt::print("  measured gradient noise scale B_simple (median over runs): {:.0f}\n",
+               out["noise_scale"]["median_b_simple"].get<double>());
+  fmt::print("convergence written to {}\n", a.output);
+  return kExitOk;
+}
+
 int run_calibrate(const CalibrateArgs& a) {
+  if (a.convergence) return run_convergence_fit(a);
   if (a.jobs < 1) throw InputError("", "--jobs", "at least 1");
   if (a.outer < 1) throw InputError("", "--outer", "at least 1");
   std::vector<calibrate::MeasuredRun> all = calibrate::load_measurements(a.measurements);
@@ -151,6 +184,8 @@ void add_calibrate_command(CLI::App& root, Action& action) {
   sub->add_flag("--model-factors", args->model_factors,
                 "also fit a factor per model on its conv and matmul efficiency (only for models you measured)");
   sub->add_flag("-q,--quiet", args->quiet, "no progress on standard error");
+  sub->add_flag("--convergence", args->convergence,
+                "fit the convergence model (time to accuracy) to runs of scaletwin run --target-accuracy instead");
   sub->callback([&action, args] { action = [args] { return run_calibrate(*args); }; });
 }
 

@@ -2,6 +2,7 @@
 //
 //   scaletwin validate --calibration FILE|shipped:NAME|none --measurements FILE [--measurements FILE ...]
 //                      [--cv 'FIELD OP VALUE'] [--json FILE] [--jobs N] [--report DIR] [--quiet]
+//   scaletwin validate --convergence FILE --measurements FILE [--measurements FILE ...] [--json FILE]
 //
 // --cv 'nodes<=2' calibrates on the runs the filter selects (starting from --calibration, default the built-in
 // defaults) and validates the others: calibrate small, predict large; 'model!=vgg16' leaves one model out.
@@ -11,11 +12,18 @@
 // --report DIR writes DIR/report.json (the same JSON) and DIR/report.html (charts of predicted against measured,
 // the runs with their errors, the calibration used: calibrate/validate_report.hpp). Progress (one tick per
 // simulated run) goes to stderr unless --quiet.
+// --convergence FILE checks a convergence model (calibrate --convergence) on runs of scaletwin run
+// --target-accuracy: each run's images and time to the target predicted (the time at the run's own measured pace),
+// the error per run, the MAPE, how many fall inside the 90% interval, and the run-to-run spread of repeated
+// configurations beside it.
 #include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
 
+#include <cmath>
+
+#include "calibrate/convergence_fit.hpp"
 #include "calibrate/fit.hpp"
 #include "calibrate/jitter.hpp"
 #include "calibrate/validate.hpp"
@@ -38,6 +46,7 @@ struct ValidateArgs {
   std::vector<std::string> fixed;
   int jobs = 2;
   bool quiet = false;
+  std::string convergence;
 };
 
 void write_report(const ValidateArgs& a, const std::vector<calibrate::MeasuredRun>& runs,
@@ -78,8 +87,22 @@ sim::Calibration fit_for_cv(const ValidateArgs& a, std::vector<calibrate::Measur
   return fit.calibration;
 }
 
+int run_convergence_check(const ValidateArgs& a) {
+  const plan::Convergence model = plan::load_convergence(a.convergence);
+  const calibrate::ConvergenceData data = calibrate::read_convergence_runs(a.measurements);
+  if (model.target_accuracy > 0.0 && std::abs(model.target_accuracy - data.target_accuracy) > 1e-12)
+    throw InputError(data.runs.front().file, "/runs/time_to_target",
+                     fmt::format("runs to the convergence model's target accuracy {} (they went to {})",
+                                 model.target_accuracy, data.target_accuracy));
+  const calibrate::ConvergenceCheck check = calibrate::check_convergence(model, data);
+  if (!a.json.empty()) write_json_output(a.json, calibrate::convergence_check_json(check, model));
+  if (a.json != "-") fmt::print("{}", calibrate::convergence_check_table(check, model));
+  return kExitOk;
+}
+
 int run_validate(const ValidateArgs& a) {
   if (a.jobs < 1) throw InputError("", "--jobs", "at least 1");
+  if (!a.convergence.empty()) return run_convergence_check(a);
   auto runs = calibrate::load_measurements(a.measurements);
   if (a.calibration.empty() && a.cv.empty()) throw InputError("", "--calibration", "a calibration file (or --cv)");
   const std::string device =
@@ -116,6 +139,8 @@ void add_validate_command(CLI::App& root, Action& action) {
   sub->add_option("--report", args->report_dir, "write report.json and report.html (charts, runs, calibration) into DIR");
   sub->add_option("--jobs", args->jobs, "simulations at a time (default 2)");
   sub->add_flag("-q,--quiet", args->quiet, "no progress on standard error");
+  sub->add_option("--convergence", args->convergence,
+                  "check this convergence model (calibrate --convergence) on runs to a target accuracy instead");
   sub->callback([&action, args] { action = [args] { return run_validate(*args); }; });
 }
 

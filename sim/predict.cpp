@@ -1,6 +1,8 @@
 // predict: one forked child per GPU count (see predict.hpp).
 #include "sim/predict.hpp"
 
+#include "sim/convergence.hpp"
+
 #include <fmt/format.h>
 
 #include <string>
@@ -119,6 +121,7 @@ Report predict(const plan::Scenario& scenario, const PredictOptions& options) {
     p.efficiency = p.speedup / p.gpus;
     if (node_images_per_sec > 0.0 && p.nodes > 1) p.speedup_over_one_node = p.images_per_sec / node_images_per_sec;
   }
+  add_time_to_target(scenario, report);
   return report;
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "core/progress.hpp"
 #include "core/units.hpp"
 
 namespace scaletwin::sim {
@@ -33,6 +34,11 @@ Json point_to_json(const PointResult& p, bool with_trace) {
   j["collectives"] = colls;
   if (p.sync != "sync")
     j["staleness"] = {{"mean", p.staleness_mean}, {"max", p.staleness_max}, {"samples", p.staleness_samples}};
+  if (p.time_to_target_s > 0.0) {
+    j["update_batch"] = p.update_batch;
+    j["images_to_target"] = p.images_to_target;
+    j["time_to_target_s"] = p.time_to_target_s;
+  }
   if (with_trace) {
     j["tracks"] = p.tracks;
     Json ev = Json::array();
@@ -90,11 +96,16 @@ Json report_to_json(const Report& r) {
       j["iteration_s_interval"] = pair(p.iteration_s);
       j["speedup_interval"] = pair(p.speedup);
     }
+    if (p.time_to_target_s > 0.0 && r.time_log_sd > 0.0) {
+      const auto [lo, hi] = prediction_interval(p.time_to_target_s, r.time_log_sd);
+      j["time_to_target_s_interval"] = Json::array({lo, hi});
+    }
     preds.push_back(std::move(j));
   }
   Json out = {{"scenario", r.scenario}, {"scheme", r.scheme}, {"cluster", r.cluster}, {"model", r.model},
               {"stack", r.stack}, {"calibration", r.calibration_source}, {"predictions", preds}};
   if (r.interval_log_sd > 0.0) out["interval"] = {{"level", 0.9}, {"log_sd", r.interval_log_sd}};
+  if (!r.time_basis.empty()) out["time_to_target"] = {{"basis", r.time_basis}, {"log_sd", r.time_log_sd}};
   return out;
 }
 
@@ -119,6 +130,25 @@ std::string report_table(const Report& r) {
     out << fmt::format("{:>5} {:>5} {:>12} {:>12.1f} {:>19} {:>8.2f} {:>6.1f}% {:>9} {:>11} {:>12} {:>10}\n", p.gpus,
                        p.nodes, format_seconds(p.iteration_s), p.images_per_sec, range, p.speedup,
                        100.0 * p.efficiency, node, format_seconds(p.compute_s), format_seconds(p.exposed_comm_s), stale);
+  }
+  if (!r.time_basis.empty()) {
+    out << fmt::format("\ntime to target: {}{}\n", r.time_basis,
+                       r.time_log_sd > 0.0 ? fmt::format("; 90% interval x/{:.2f}", std::exp(1.6448536269514722 *
+                                                                                              r.time_log_sd))
+                                           : std::string());
+    const double first = r.predictions.front().time_to_target_s;
+    out << fmt::format("{:>5} {:>12} {:>10} {:>14} {:>12} {:>23} {:>11}\n", "gpus", "update batch", "staleness",
+                       "images", "time", "90% interval", fmt::format("vs {} GPU{}", r.predictions.front().gpus,
+                                                                      r.predictions.front().gpus > 1 ? "s" : ""));
+    for (const PointResult& p : r.predictions) {
+      const auto [lo, hi] = prediction_interval(p.time_to_target_s, r.time_log_sd);
+      const std::string range =
+          r.time_log_sd > 0.0 ? fmt::format("{}-{}", format_duration(lo), format_duration(hi)) : std::string("-");
+      out << fmt::format("{:>5} {:>12.0f} {:>10} {:>14.4g} {:>12} {:>23} {:>10.2f}x\n", p.gpus, p.update_batch,
+                         p.sync == "sync" ? std::string("-") : fmt::format("{:.2f}", p.staleness_mean),
+                         p.images_to_target, format_duration(p.time_to_target_s), range,
+                         first / p.time_to_target_s);
+    }
   }
   if (!r.predictions.empty()) {
     const PointResult& p = r.predictions.back();

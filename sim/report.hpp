@@ -49,6 +49,11 @@ struct PointResult {
   double staleness_max = 0.0;
   int64_t staleness_samples = 0;
   double simulated_s = 0.0;  // simulated clock at the end
+  // Time to accuracy (sim/convergence.hpp; 0 when the scenario sets no training target): the batch one update
+  // averages, the images to the target (or the stated epochs' images) and the time they take at images_per_sec.
+  double update_batch = 0.0;
+  double images_to_target = 0.0;
+  double time_to_target_s = 0.0;
   std::vector<std::string> tracks;  // endpoint names
   std::vector<TraceEvent> trace;    // when requested
 };
@@ -63,6 +68,10 @@ struct Report {
   // The calibration's cross-validated error, as the standard deviation of log(predicted / measured)
   // (Calibration::prediction_log_sd); 0 when it has none, and then no interval is given.
   double interval_log_sd = 0.0;
+  // Time to accuracy: what the time is to ("test accuracy 0.82 (convergence FILE)" or "90 epochs of N images"),
+  // and the log spread of its interval (the convergence model's and the throughput's, combined); "" when none.
+  std::string time_basis;
+  double time_log_sd = 0.0;
   std::vector<PointResult> predictions;
 };
 

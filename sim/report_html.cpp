@@ -222,10 +222,31 @@ std::string calibration_details(const std::string& source, const Json& calibrati
   return out + "</table>\n</details>\n";
 }
 
+// Time to the training target against GPUs (with the ideal: the first point's time over the GPU ratio), for the
+// reports whose scenario sets one; "" when none does.
+std::string time_to_target_chart(const std::vector<Report>& reports) {
+  double max_s = 0.0;
+  for (const Report& r : reports)
+    for (const PointResult& p : r.predictions) max_s = std::max(max_s, p.time_to_target_s);
+  if (max_s <= 0.0) return "";
+  const double unit = max_s > 3 * 3600.0 ? 3600.0 : max_s > 180.0 ? 60.0 : 1.0;
+  const char* name = unit == 3600.0 ? "hours" : unit == 60.0 ? "minutes" : "seconds";
+  std::vector<svg::Series> series;
+  for (size_t i = 0; i < reports.size(); ++i) {
+    svg::Series s{series_name(reports, i), series_color(i), {}, {}, false, false, {}};
+    for (const PointResult& p : reports[i].predictions)
+      if (p.gpus > 0 && p.time_to_target_s > 0.0) s.x.push_back(p.gpus), s.y.push_back(p.time_to_target_s / unit);
+    if (!s.x.empty()) series.push_back(std::move(s));
+  }
+  return svg::line_chart("time_to_target", "Time to the training target", gpu_axis(reports),
+                         svg::linear_axis(name, max_s / unit), series);
+}
+
 std::string report_html(const std::vector<Report>& reports, const ReportContext& context) {
   const std::vector<Report> shown = reports.empty() ? std::vector<Report>{Report{}} : reports;
   std::string out = header(shown, context);
-  out += "<h2>Scaling</h2>\n<div class=\"charts\">\n" + scaling_charts(shown) + breakdown_chart(shown) + "</div>\n";
+  out += "<h2>Scaling</h2>\n<div class=\"charts\">\n" + scaling_charts(shown) + time_to_target_chart(shown) +
+         breakdown_chart(shown) + "</div>\n";
   for (size_t i = 0; i < shown.size(); ++i) {
     out += shown.size() == 1 ? std::string("<h2>Predictions</h2>\n")
                              : fmt::format("<h2>Predictions: {}</h2>\n", escape(series_name(shown, i)));

@@ -52,3 +52,42 @@ TEST_CASE("calibrate/README: the shipped K80 calibration's in-sample error and i
   CHECK(j.at("mape").get<double>() == Approx(7.76).margin(0.01));
   CHECK(j.at("interval").at("inside") == 133);
 }
+
+namespace {
+
+// predict's time to target at 64 GPUs over that at 4 (one node of 4 K80s, then 16), and the throughput ratio.
+std::pair<double, double> time_and_rate_ratio(const std::string& scenario) {
+  const auto r = run_scaletwin("predict " + kSource + "/" + scenario + " --gpus 4,64 --json - -q");
+  INFO(r.out.substr(0, 2000));
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& one = j.at("predictions").at(0);
+  const auto& sixteen = j.at("predictions").at(1);
+  CHECK(j.at("time_to_target").at("basis").get<std::string>().find("test accuracy 0.76") != std::string::npos);
+  return {one.at("time_to_target_s").get<double>() / sixteen.at("time_to_target_s").get<double>(),
+          sixteen.at("images_per_sec").get<double>() / one.at("images_per_sec").get<double>()};
+}
+
+}  // namespace
+
+TEST_CASE("README: Campos et al.'s training time from 1 to 16 nodes, synchronous and mixed-asynchronous", "[cli]") {
+  const auto [sync_time, sync_rate] = time_and_rate_ratio("scenarios/bsc-resnet50-time-to-accuracy-sync.json");
+  CHECK(sync_time == Approx(12.0).margin(0.05));
+  CHECK(sync_rate == Approx(14.77).margin(0.01));
+  const auto [mixed_time, mixed_rate] = time_and_rate_ratio("scenarios/bsc-resnet50-time-to-accuracy-mixed-async.json");
+  CHECK(mixed_time == Approx(2.99).margin(0.05));
+  CHECK(mixed_rate == Approx(14.53).margin(0.01));
+}
+
+TEST_CASE("studies/time-to-accuracy/README: the convergence model on the held-out runs of the study", "[cli]") {
+  const std::string dir = kSource + "/studies/time-to-accuracy";
+  const auto r = run_scaletwin("validate --convergence " + dir + "/convergence.json --measurements " + dir +
+                               "/held-out-runs.json --json -");
+  INFO(r.out.substr(0, 2000));
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j.at("runs").size() == 27);
+  CHECK(j.at("mape").get<double>() == Approx(13.3).margin(0.05));
+  CHECK(j.at("run_to_run_cv_percent").get<double>() == Approx(15.1).margin(0.05));
+  CHECK(j.at("inside_interval") == 22);
+}
