@@ -56,6 +56,10 @@ PointFigures read_predicted_point(const JsonObject& p) {
   f.images_per_sec = r.images_per_sec;
   f.phases_s = {{"compute", b.compute_s}, {"exposed_comm", b.exposed_comm_s}, {"data", b.data_s}, {"idle", b.idle_s}};
   f.buckets_s = read_buckets(p);
+  if (p.has("time_to_target_s")) {
+    f.time_to_target_s = p.get_number("time_to_target_s", std::nullopt, 0.0);
+    f.images_to_target = p.get_number("images_to_target", 0.0, 0.0);
+  }
   return f;
 }
 
@@ -68,6 +72,7 @@ void add_row(Comparison& c, const PointFigures& m, const std::string& figure, do
 std::string figure_name(const std::string& figure) {
   if (figure == "iteration_s") return "iteration";
   if (figure == "images_per_sec") return "images/s";
+  if (figure == "images_to_target") return "images to target";
   if (figure.rfind("bucket:", 0) == 0) return figure.substr(7);  // the plan label ("bucket 0 push")
   std::string name = figure.substr(0, figure.size() - 2);  // compute_s -> compute
   std::replace(name.begin(), name.end(), '_', ' ');
@@ -75,6 +80,7 @@ std::string figure_name(const std::string& figure) {
 }
 
 std::string value_text(const std::string& figure, double v) {
+  if (figure == "images_to_target") return fmt::format("{:.0f}", v);
   return figure == "images_per_sec" ? fmt::format("{:.1f}", v) : format_seconds(v);
 }
 
@@ -107,6 +113,11 @@ std::vector<PointFigures> load_measured_figures(const std::string& path) {
         if (phases.has(phase)) f.phases_s[phase] = phases.get_number(phase, std::nullopt, 0.0);
     }
     f.buckets_s = read_buckets(raw);
+    const Json& t = run.raw.contains("time_to_target") ? run.raw["time_to_target"] : Json();
+    if (t.is_object() && t.value("reached", false) && t["seconds"].is_number() && t["images"].is_number()) {
+      f.time_to_target_s = t["seconds"].get<double>();
+      f.images_to_target = t["images"].get<double>();
+    }
     out.push_back(std::move(f));
   }
   return out;
@@ -132,6 +143,10 @@ Comparison compare_figures(const std::vector<PointFigures>& predicted, const std
     for (const auto& [label, seconds] : m.buckets_s) {
       const auto pb = p->buckets_s.find(label);
       if (pb != p->buckets_s.end()) add_row(c, m, "bucket:" + label, pb->second, seconds);
+    }
+    if (m.time_to_target_s > 0.0 && p->time_to_target_s > 0.0) {
+      add_row(c, m, "time_to_target_s", p->time_to_target_s, m.time_to_target_s);
+      if (p->images_to_target > 0.0) add_row(c, m, "images_to_target", p->images_to_target, m.images_to_target);
     }
   }
   for (const PointFigures& p : predicted)

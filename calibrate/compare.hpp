@@ -32,12 +32,17 @@ struct PointFigures {
   double images_per_sec = 0.0;
   std::map<std::string, double> phases_s;   // compute, exposed_comm, data, idle (those known)
   std::map<std::string, double> buckets_s;  // collective label -> seconds
+  // Time to accuracy where both sides have it: predicted time_to_target_s and images_to_target; measured
+  // time_to_target.seconds and .images of a run that reached its target (0: none).
+  double time_to_target_s = 0.0;
+  double images_to_target = 0.0;
 };
 
 struct ComparedFigure {
   int gpus = 0;
   std::string run;
-  std::string figure;  // iteration_s, images_per_sec, compute_s, exposed_comm_s, data_s, idle_s, bucket:LABEL
+  std::string figure;  // iteration_s, images_per_sec, compute_s, exposed_comm_s, data_s, idle_s, bucket:LABEL,
+                       // time_to_target_s, images_to_target
   double predicted = 0.0;
   double measured = 0.0;
   std::optional<double> error;  // (predicted - measured) / measured; none when measured is 0

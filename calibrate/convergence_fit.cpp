@@ -313,6 +313,34 @@ ConvergenceCheck check_convergence(const plan::Convergence& model, const Converg
     ++check.spread_configurations;
   }
   if (check.spread_configurations > 0) check.spread_cv = cv_sum / check.spread_configurations;
+  // The slowdown per unit of staleness, measured against the synchronous runs of the same update batch.
+  std::map<double, std::vector<double>> sync_images;
+  std::map<std::string, std::vector<const ConvergenceRun*>> async_configs;
+  for (const ConvergenceRun& r : data.runs) {
+    if (!r.reached) continue;
+    if (r.staleness > 0.0) async_configs[fmt::format("{} {} {}", r.scheme, r.gpus, r.update_batch)].push_back(&r);
+    else sync_images[r.update_batch].push_back(r.images);
+  }
+  auto mean = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / v.size(); };
+  for (const auto& [key, runs] : async_configs) {
+    const double batch = runs.front()->update_batch;
+    const auto sync = sync_images.find(batch);
+    if (sync == sync_images.end()) continue;
+    ConvergenceCheck::Staleness st;
+    std::string name = runs.front()->id;  // the first run's id without its "-seedN"
+    if (const size_t at = name.rfind("-seed"); at != std::string::npos) name.erase(at);
+    st.configuration = fmt::format("{} (update batch {:.0f})", name, batch);
+    st.update_batch = batch;
+    std::vector<double> images, tau;
+    for (const ConvergenceRun* r : runs) images.push_back(r->images), tau.push_back(r->staleness);
+    st.staleness = mean(tau);
+    st.weighted = st.staleness * sim::lr_ratio(data.lr_scaling, batch, data.reference_batch);
+    st.measured_slowdown = mean(images) / mean(sync->second) - 1.0;
+    st.predicted_slowdown = model.staleness_cost * st.weighted;
+    st.async_runs = static_cast<int>(runs.size());
+    st.sync_runs = static_cast<int>(sync->second.size());
+    check.staleness.push_back(st);
+  }
   return check;
 }
 
@@ -328,7 +356,14 @@ Json convergence_check_json(const ConvergenceCheck& check, const plan::Convergen
                     {"predicted_seconds", row.predicted_seconds},
                     {"error", row.error},
                     {"inside_interval", row.inside}});
+  Json stale = Json::array();
+  for (const auto& st : check.staleness)
+    stale.push_back({{"configuration", st.configuration}, {"update_batch", st.update_batch}, {"staleness", st.staleness},
+                     {"rate_weighted_staleness", st.weighted}, {"measured_slowdown", st.measured_slowdown},
+                     {"predicted_slowdown", st.predicted_slowdown}, {"async_runs", st.async_runs},
+                     {"sync_runs", st.sync_runs}});
   return {{"figure", "time_to_target"},
+          {"staleness", stale},
           {"convergence", model.source},
           {"runs", runs},
           {"mape", 100.0 * check.mape},  // percent, as validate's (../shared/spec.md)
@@ -352,6 +387,16 @@ std::string convergence_check_table(const ConvergenceCheck& check, const plan::C
                        row.run->seconds, row.predicted_seconds, 100.0 * row.error, row.inside ? "" : " *");
   out << fmt::format("MAPE {:.1f}% over {} runs ({} inside the 90% interval; * outside); {} runs did not reach the "
                      "target\n", 100.0 * check.mape, check.rows.size(), check.inside, check.unreached);
+  if (!check.staleness.empty()) {
+    out << fmt::format("\nslowdown from staleness against the synchronous runs of the same update batch (model: cost "
+                       "{:.3f} per rate-weighted stale update):\n", model.staleness_cost);
+    out << fmt::format("{:<52} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10}\n", "asynchronous configuration", "staleness",
+                       "weighted", "measured", "predicted", "meas/unit", "runs");
+    for (const auto& st : check.staleness)
+      out << fmt::format("{:<52} {:>9.2f} {:>9.2f} {:>+9.1f}% {:>+9.1f}% {:>10.3f} {:>4} vs {}\n", st.configuration,
+                         st.staleness, st.weighted, 100.0 * st.measured_slowdown, 100.0 * st.predicted_slowdown,
+                         st.measured_slowdown / st.weighted, st.async_runs, st.sync_runs);
+  }
   if (check.spread_configurations > 0)
     out << fmt::format("run-to-run spread of the measured time: coefficient of variation {:.1f}% (mean over {} "
                        "repeated configurations)\n", 100.0 * check.spread_cv, check.spread_configurations);

@@ -76,6 +76,19 @@ struct ConvergenceCheck {
   double spread_cv = 0.0;
   int spread_configurations = 0;
   int unreached = 0;
+  // Asynchronous configurations set beside the synchronous runs of the same update batch: the measured slowdown
+  // (their mean images over the synchronous runs' mean, minus 1) against the model's, staleness_cost · tau ·
+  // lr(B) / lr(B_ref), and both per unit of rate-weighted staleness.
+  struct Staleness {
+    std::string configuration;
+    double update_batch = 0.0;
+    double staleness = 0.0;  // mean over the configuration's runs
+    double weighted = 0.0;   // staleness · lr(B) / lr(B_ref)
+    double measured_slowdown = 0.0;
+    double predicted_slowdown = 0.0;
+    int async_runs = 0, sync_runs = 0;
+  };
+  std::vector<Staleness> staleness;
 };
 
 ConvergenceCheck check_convergence(const plan::Convergence& model, const ConvergenceData& data);

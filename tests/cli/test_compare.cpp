@@ -162,3 +162,21 @@ TEST_CASE("compare names the file and the field of bad input", "[cli]") {
   CHECK_FALSE(fs::exists(out));
   fs::remove_all(dir);
 }
+
+TEST_CASE("compare sets a predicted time to target beside a run's measured one", "[cli]") {
+  const fs::path dir = scratch("tta");
+  Json pred = prediction();
+  pred["predictions"][1]["time_to_target_s"] = 3.0;
+  pred["predictions"][1]["images_to_target"] = 30000.0;
+  Json meas = measurements();
+  meas["runs"][0]["time_to_target"] = {{"target_accuracy", 0.8}, {"reached", true}, {"seconds", 2.5}, {"images", 25000.0}};
+  meas["runs"][1]["time_to_target"] = {{"target_accuracy", 0.8}, {"reached", false}, {"seconds", nullptr}, {"images", nullptr}};
+  const Result r = run_scaletwin("compare " + write(dir / "p.json", pred) + " " + write(dir / "m.json", meas) + " --json -");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const Json rows = Json::parse(r.out).at("rows");
+  CHECK(row(rows, "m2", "time_to_target_s").at("error").get<double>() == Approx(0.2));
+  CHECK(row(rows, "m2", "images_to_target").at("error").get<double>() == Approx(0.2));
+  for (const Json& x : rows) CHECK_FALSE((x.at("run") == "m2-idle" && x.at("figure") == "time_to_target_s"));
+  fs::remove_all(dir);
+}
