@@ -1,8 +1,9 @@
 // The CUDA executor's entry points, free of CUDA headers so that any part of scaletwin can include them.
 //
 // When scaletwin is built with CUDA (SCALETWIN_HAVE_CUDA, exec/cuda/), these are implemented there: a Backend on
-// cuDNN 9 and cuBLAS, and a DeviceCommunicator that runs plan::Schedules over NCCL. Without CUDA, exec/nocuda/
-// implements them: cuda_device_available() is false ("built without CUDA") and the factories throw SystemError.
+// cuDNN 9 and cuBLAS, and a DeviceCommunicator that runs plan::Schedules over NCCL. The scaletwin binary reaches
+// them through the module libscaletwin-cuda.so, loaded on first use (exec/cuda_module.hpp). Without CUDA,
+// cuda_device_available() is false ("built without CUDA") and the factories throw SystemError.
 // `scaletwin run --device cuda` asks cuda_device_available() first and exits 3 with "no CUDA device was found".
 #pragma once
 

@@ -172,3 +172,11 @@ TEST_CASE("describe names the software stack a scenario runs on", "[cli]") {
   CHECK(b.out.find("stack     mxnet") != std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE("the scaletwin binary needs no CUDA library: the CUDA backend is a module loaded on demand", "[cli]") {
+  const auto r = scaletwin::test::run_scaletwin("", "readelf -d ");  // readelf -d BINARY
+  INFO(r.out.substr(0, 3000));
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("(NEEDED)") != std::string::npos);
+  for (const char* lib : {"libcudart", "libcublas", "libcudnn", "libnccl"}) CHECK(r.out.find(lib) == std::string::npos);
+}
