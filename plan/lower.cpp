@@ -20,8 +20,10 @@ namespace scaletwin::plan {
 namespace detail {
 
 int PlanBuilder::add_endpoint(Endpoint e) {
+  const bool worker = e.kind == EndpointKind::kWorker;
   plan_.endpoints.push_back(std::move(e));
   plan_.programs.emplace_back();
+  if (worker) plan_.programs.back().items.reserve(worker_items_hint_);
   last_compute_.push_back(-1);
   return static_cast<int>(plan_.endpoints.size()) - 1;
 }

@@ -19,6 +19,9 @@ class PlanBuilder {
   explicit PlanBuilder(IterationPlan& plan, bool materialize = true) : plan_(plan), materialize_(materialize) {}
 
   int add_endpoint(Endpoint e);
+  // Items a worker's program will about hold (its compute and comm items): reserved up front, so that building the
+  // programs of tens of thousands of workers does not copy each one as it grows.
+  void reserve_worker_items(size_t items) { worker_items_hint_ = items; }
   // Appends a compute item to endpoint e after its previous compute item and after `deps`; returns its index.
   int compute(int e, const ComputeOp& op, std::vector<int> deps = {});
   // Appends endpoint e's part (rank) of collective c after `deps`; returns its index.
@@ -43,6 +46,7 @@ class PlanBuilder {
  private:
   static Schedule schedule_shell(const ScheduleRecipe& recipe);
   IterationPlan& plan_;
+  size_t worker_items_hint_ = 0;
   bool materialize_ = true;
   std::vector<int> last_compute_;
   std::map<std::string, int> schedule_index_;

@@ -198,6 +198,8 @@ IterationPlan lower(const Scenario& scenario, const models::Model& model, const 
     throw InputError(scenario.file, "/sweep/gpus",
                      fmt::format("whole nodes of {} GPUs for the hierarchical all-reduce (got {} GPUs)",
                                  l.gpus_per_node, gpus));
+  // Data, forward, two backward items per layer, the update, and the comm items of the buckets.
+  builder.reserve_worker_items(3 * model.layers.size() + 64);
   place_endpoints(l, cluster);
 
   ModelParallel mp;

@@ -11,8 +11,11 @@
 //
 // A network switch's latency is split over its links (half on each), so a route through k switches pays k of
 // them. Routes are shortest paths by latency, then by hops (Dijkstra over a directed graph with both arcs of
-// every link, latencies in integer picoseconds so ties are exact); a device is never a transit vertex. The tree
-// from each source is cached; route(a, b) is computed from min(a, b), so both directions use the same links.
+// every link, latencies in integer picoseconds so ties are exact); a device is never a transit vertex. route(a, b)
+// is computed from min(a, b), so both directions use the same links. Each search stops once it settles its target
+// (the path to a vertex is fixed when it is settled, so the route is the one the whole tree would give) and resets
+// only the vertices it touched: a route costs the neighbourhood it crosses, not the cluster, and a ring over
+// 65,536 GPUs asks for 65,536 of them. Routes are cached by pair.
 #include <fmt/format.h>
 
 #include <boost/graph/adjacency_list.hpp>
@@ -55,16 +58,25 @@ struct CostPlus {
   }
 };
 
-// Records, for every vertex, the index of the edge by which it was last relaxed (= its tree edge at the end).
+// Records, for every vertex, the index of the edge by which it was last relaxed (= its tree edge once settled) and
+// every vertex the search touches; stops the search when it settles `target`.
+struct TargetSettled {};
 class PredecessorRecorder : public boost::default_dijkstra_visitor {
  public:
-  explicit PredecessorRecorder(std::vector<int>* pred) : pred_(pred) {}
+  PredecessorRecorder(std::vector<int>* pred, std::vector<int>* touched, int target)
+      : pred_(pred), touched_(touched), target_(target) {}
+  void discover_vertex(Graph::vertex_descriptor u, const Graph&) const { touched_->push_back(static_cast<int>(u)); }
+  void examine_vertex(Graph::vertex_descriptor u, const Graph&) const {
+    if (static_cast<int>(u) == target_) throw TargetSettled{};
+  }
   void edge_relaxed(const EdgeDesc& e, const Graph& g) const {
     (*pred_)[boost::target(e, g)] = boost::get(boost::edge_index, g, e);
   }
 
  private:
   std::vector<int>* pred_;
+  std::vector<int>* touched_;
+  int target_;
 };
 
 }  // namespace
@@ -88,32 +100,63 @@ struct Cluster::Impl {
   std::vector<int64_t> edge_latency_ps;
   std::vector<char> is_device;
   mutable std::mutex mutex;
-  mutable std::unordered_map<int, std::vector<int>> tree_by_source;  // predecessor edge of every vertex
+  // The search's state, kept between searches (all at rest: infinite distance, white, no predecessor edge).
+  mutable std::vector<Cost> dist;
+  mutable std::vector<int> pred;
+  mutable std::vector<boost::default_color_type> color;
+  mutable std::vector<int> touched;
+  mutable std::unordered_map<int64_t, std::vector<int>> path_by_pair;  // edges from target back to source
 
-  const std::vector<int>& tree(int source) const;  // call with mutex held
+  // The edges of the shortest path from target back to source (empty when there is none; other_end(e, v) is the
+  // vertex across edge e from v); call with mutex held.
+  template <typename OtherEnd>
+  const std::vector<int>& path(int source, int target, OtherEnd other_end) const;
 };
 
-const std::vector<int>& Cluster::Impl::tree(int source) const {
-  auto it = tree_by_source.find(source);
-  if (it != tree_by_source.end()) return it->second;
-  const size_t n = boost::num_vertices(graph);
-  std::vector<int> pred(n, -1);
-  std::vector<Cost> dist(n, kInfCost);
+template <typename OtherEnd>
+const std::vector<int>& Cluster::Impl::path(int source, int target, OtherEnd other_end) const {
+  const int64_t n = static_cast<int64_t>(boost::num_vertices(graph));
+  const int64_t key = int64_t{source} * n + target;
+  auto it = path_by_pair.find(key);
+  if (it != path_by_pair.end()) return it->second;
+  if (dist.size() != static_cast<size_t>(n)) {
+    dist.assign(static_cast<size_t>(n), kInfCost);
+    pred.assign(static_cast<size_t>(n), -1);
+    color.assign(static_cast<size_t>(n), boost::white_color);
+  }
   auto weight = boost::make_function_property_map<EdgeDesc, Cost>([&](const EdgeDesc& e) -> Cost {
     const auto u = static_cast<int>(boost::source(e, graph));
     if (u != source && is_device[static_cast<size_t>(u)]) return kInfCost;  // devices are not transit vertices
     return {edge_latency_ps[static_cast<size_t>(boost::get(boost::edge_index, graph, e))], 1};
   });
-  boost::dijkstra_shortest_paths(
-      graph, static_cast<Graph::vertex_descriptor>(source),
-      boost::weight_map(weight)
-          .distance_map(boost::make_iterator_property_map(dist.begin(), boost::get(boost::vertex_index, graph)))
-          .distance_compare(CostLess())
-          .distance_combine(CostPlus())
-          .distance_inf(kInfCost)
-          .distance_zero(Cost{})
-          .visitor(PredecessorRecorder(&pred)));
-  return tree_by_source.emplace(source, std::move(pred)).first->second;
+  touched.clear();
+  touched.push_back(source);
+  dist[static_cast<size_t>(source)] = Cost{};
+  try {
+    boost::dijkstra_shortest_paths_no_init(
+        graph, static_cast<Graph::vertex_descriptor>(source), boost::dummy_property_map(),
+        boost::make_iterator_property_map(dist.begin(), boost::get(boost::vertex_index, graph)), weight,
+        boost::get(boost::vertex_index, graph), CostLess(), CostPlus(), Cost{},
+        PredecessorRecorder(&pred, &touched, target),
+        boost::make_iterator_property_map(color.begin(), boost::get(boost::vertex_index, graph)));
+  } catch (const TargetSettled&) {
+  }
+  std::vector<int> edges;
+  for (int v = target; v != source;) {
+    const int e = pred[static_cast<size_t>(v)];
+    if (e < 0) {  // unreachable: the caller reports it
+      edges.clear();
+      break;
+    }
+    edges.push_back(e);
+    v = other_end(e, v);
+  }
+  for (int v : touched) {
+    dist[static_cast<size_t>(v)] = kInfCost;
+    pred[static_cast<size_t>(v)] = -1;
+    color[static_cast<size_t>(v)] = boost::white_color;
+  }
+  return path_by_pair.emplace(key, std::move(edges)).first->second;
 }
 
 Cluster::Cluster(ClusterSpec spec, int nodes) : spec_(std::move(spec)), nodes_(nodes) {
@@ -258,15 +301,13 @@ Route Cluster::route(int from_vertex, int to_vertex) const {
   const int s = std::min(from_vertex, to_vertex), t = std::max(from_vertex, to_vertex);
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);
-    const std::vector<int>& pred = impl_->tree(s);
-    for (int v = t; v != s;) {
-      const int e = pred[static_cast<size_t>(v)];
-      ST_ASSERT(e >= 0, fmt::format("no route from {} to {}", vertices_[static_cast<size_t>(s)].name,
-                                    vertices_[static_cast<size_t>(t)].name));
-      r.edges.push_back(e);  // collected from t back to s
-      v = edges_[static_cast<size_t>(e)].a == v ? edges_[static_cast<size_t>(e)].b : edges_[static_cast<size_t>(e)].a;
-    }
+    r.edges = impl_->path(s, t, [this](int e, int v) {
+      const Edge& edge = edges_[static_cast<size_t>(e)];
+      return edge.a == v ? edge.b : edge.a;
+    });  // collected from t back to s
   }
+  ST_ASSERT(!r.edges.empty(), fmt::format("no route from {} to {}", vertices_[static_cast<size_t>(s)].name,
+                                          vertices_[static_cast<size_t>(t)].name));
   std::reverse(r.edges.begin(), r.edges.end());  // s → t
   for (int e : r.edges) {
     r.latency_s += edges_[static_cast<size_t>(e)].link.latency_s;
