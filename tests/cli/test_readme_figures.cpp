@@ -79,15 +79,27 @@ TEST_CASE("README: Campos et al.'s training time from 1 to 16 nodes, synchronous
   CHECK(mixed_rate == Approx(14.53).margin(0.01));
 }
 
-TEST_CASE("studies/time-to-accuracy/README: the convergence model on the held-out runs of the study", "[cli]") {
-  const std::string dir = kSource + "/studies/time-to-accuracy";
+namespace {
+
+nlohmann::json study_check(const std::string& dir) {
   const auto r = run_scaletwin("validate --convergence " + dir + "/convergence.json --measurements " + dir +
                                "/held-out-runs.json --json -");
   INFO(r.out.substr(0, 2000));
   REQUIRE(r.code == 0);
-  const auto j = nlohmann::json::parse(r.out);
-  CHECK(j.at("runs").size() == 27);
-  CHECK(j.at("mape").get<double>() == Approx(13.3).margin(0.05));
-  CHECK(j.at("run_to_run_cv_percent").get<double>() == Approx(15.1).margin(0.05));
-  CHECK(j.at("inside_interval") == 22);
+  return nlohmann::json::parse(r.out);
+}
+
+}  // namespace
+
+TEST_CASE("studies/time-to-accuracy/README: the convergence model on the held-out runs of the studies", "[cli]") {
+  const auto lenet5 = study_check(kSource + "/studies/time-to-accuracy");
+  CHECK(lenet5.at("runs").size() == 27);
+  CHECK(lenet5.at("mape").get<double>() == Approx(13.3).margin(0.05));
+  CHECK(lenet5.at("run_to_run_cv_percent").get<double>() == Approx(15.1).margin(0.05));
+  CHECK(lenet5.at("inside_interval") == 22);
+  const auto cnn6 = study_check(kSource + "/studies/time-to-accuracy/cnn6");
+  CHECK(cnn6.at("runs").size() == 10);
+  CHECK(cnn6.at("mape").get<double>() == Approx(7.8).margin(0.05));
+  CHECK(cnn6.at("run_to_run_cv_percent").get<double>() == Approx(6.3).margin(0.05));
+  CHECK(cnn6.at("inside_interval") == 10);
 }
