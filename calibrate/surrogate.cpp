@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "calibrate/simulate.hpp"
 #include "core/error.hpp"
@@ -111,9 +112,10 @@ Surrogate::ComputeSplit Surrogate::config_compute(const Config& k, const sim::Ca
   const sim::ComputeModel model(c.for_run(k.model_name, k.stack), k.real);
   sim::Processor p = k.processor;
   p.co_runners = k.worker_co_runners.at(static_cast<size_t>(k.critical));
+  const sim::DeviceEfficiency& eff = model.calibration().device(p.name);  // once, not per op
   ComputeSplit t;
   for (const plan::ComputeOp& op : k.worker_ops.at(static_cast<size_t>(k.critical))) {
-    const double s = model.op_time_s(op, p);
+    const double s = model.op_time_s(op, p, eff);
     t.total_s += s;
     if (op.phase == plan::Phase::kData) t.data_s += s;
   }
@@ -152,8 +154,12 @@ void Surrogate::linearize(const sim::Calibration& c, const std::vector<Parameter
     const double up = std::log(p.upper) - std::log(p.get(c));
     steps.push_back(up >= kLogStep ? kLogStep : -kLogStep);
   }
+  // One GPU without parameter servers has no collective: no communication parameter can move its time (their
+  // slopes are 0 exactly), so only its base point is simulated.
+  auto communicates = [](const Config& k) { return k.gpus > 1 || k.scenario.scheme.has_servers(); };
   for (const Config& k : configs_) {
     jobs.push_back(SimJob{k.scenario, k.gpus, c});
+    if (!communicates(k)) continue;
     for (size_t j = 0; j < comm_.size(); ++j) {
       sim::Calibration cj = c;
       comm_[j].set(cj, comm_[j].get(c) * std::exp(steps[j]));
@@ -170,22 +176,33 @@ void Surrogate::linearize(const sim::Calibration& c, const std::vector<Parameter
     k.base_iteration_s = base.iteration_s;
     k.base_images_per_sec = base.images_per_sec;
     k.exposed_s = base.iteration_s - config_compute_s(k, c);
-    k.slope_s.clear();
-    for (size_t j = 0; j < comm_.size(); ++j) k.slope_s.push_back((points[at++].iteration_s - base.iteration_s) / steps[j]);
+    k.slope_s.assign(comm_.size(), 0.0);
+    if (!communicates(k)) continue;
+    for (size_t j = 0; j < comm_.size(); ++j) k.slope_s[j] = (points[at++].iteration_s - base.iteration_s) / steps[j];
   }
 }
 
 std::vector<double> Surrogate::predict(const sim::Calibration& c) const {
   std::vector<double> comm_delta;
   for (size_t j = 0; j < comm_.size(); ++j) comm_delta.push_back(std::log(comm_[j].get(c)) - comm_log0_[j]);
-  std::vector<double> compute(configs_.size(), -1.0);
+  // Every configuration's compute, in closed form: most of a fit's time, so split over two threads (the machine
+  // this is built for has 2 cores; the simulations run between the fit's evaluations, not during them).
+  std::vector<double> compute(configs_.size(), 0.0);
+  auto part = [&](size_t first, size_t step) {
+    for (size_t i = first; i < configs_.size(); i += step) compute[i] = config_compute_s(configs_[i], c);
+  };
+  if (configs_.size() >= 8) {
+    std::thread other(part, 1, 2);
+    part(0, 2);
+    other.join();
+  } else {
+    part(0, 1);
+  }
   std::vector<double> out;
   for (size_t r = 0; r < config_of_run_.size(); ++r) {
     const Config& k = configs_[config_of_run_[r]];
     ST_ASSERT(k.base_iteration_s > 0.0, "surrogate: linearize() before predict()");
-    double& syn = compute[config_of_run_[r]];
-    if (syn < 0.0) syn = config_compute_s(k, c);
-    double t = syn;
+    double t = compute[config_of_run_[r]];
     t += k.exposed_s;
     for (size_t j = 0; j < comm_delta.size(); ++j) t += k.slope_s[j] * comm_delta[j];
     t = std::max(t, 1e-3 * k.base_iteration_s);

@@ -32,7 +32,10 @@ void note_co_runners(std::vector<Processor>& per_endpoint, const plan::Iteration
 }
 
 double ComputeModel::op_time_s(const plan::ComputeOp& op, const Processor& p) const {
-  const DeviceEfficiency& eff = calibration_.device(p.name);
+  return op_time_s(op, p, calibration_.device(p.name));
+}
+
+double ComputeModel::op_time_s(const plan::ComputeOp& op, const Processor& p, const DeviceEfficiency& eff) const {
   double t = 0.0;
   if (op.flops > 0.0 && p.peak_flops > 0.0)
     t = op.flops / (p.peak_flops * eff.for_op(op));

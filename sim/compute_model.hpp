@@ -40,10 +40,12 @@ class ComputeModel {
   ComputeModel(Calibration calibration, bool real_data) : calibration_(std::move(calibration)), real_data_(real_data) {}
 
   double op_time_s(const plan::ComputeOp& op, const Processor& p) const;
+  // The same with p's efficiencies already looked up (calibration().device(p.name)): for loops over many ops.
+  double op_time_s(const plan::ComputeOp& op, const Processor& p, const DeviceEfficiency& eff) const;
+  const Calibration& calibration() const { return calibration_; }
   // Time to reduce `bytes` into a buffer (RecvReduce) on p; `server` adds the parameter-server cost per byte.
   double reduce_time_s(double bytes, const Processor& p, bool server) const;
   double copy_time_s(double bytes, const Processor& p) const;
-  const Calibration& calibration() const { return calibration_; }
 
  private:
   Calibration calibration_;
