@@ -244,6 +244,7 @@ TrainResult train(const plan::Scenario& scenario, const TrainOptions& options, M
                                                              : 1.0;
   ctx.eval_every = std::max<int64_t>(1, std::llround(eval_epochs * static_cast<double>(ctx.iterations_per_epoch)));
   ctx.noise_scale = result.worker && detail::plan_measures_noise_scale(ctx.plan);
+  ctx.noise_every = options.device == "cuda" ? 8 : 1;
 
   std::vector<int> talkers;
   for (const auto& c : ctx.plan.collectives)

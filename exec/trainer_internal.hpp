@@ -65,6 +65,9 @@ struct Context {
   int64_t eval_every = 1;
   double target_accuracy = 0.0;  // 0: none
   bool noise_scale = false;      // workers measure the gradient noise scale (all-reduce plans, ≥ 2 workers)
+  // ... on every noise_every-th iteration: 1 on the CPU; on a GPU each layer's norm waits for its gradient (a
+  // stream synchronisation inside the backward pass), so it samples one iteration in 8.
+  int64_t noise_every = 1;
   // Set by the worker endpoints (rank 0's go into the run record) and, for iterations_done, by train().
   std::vector<EvalPoint> curve;
   double eval_s = 0.0;

@@ -141,9 +141,10 @@ LossStats Worker::iteration(int64_t step, const std::vector<int64_t>& permutatio
     stats = main_->forward(images_.data(), labels_.data(), b_, true);
     trace_span(plan::Phase::kForward);
     local_sq_ = 0.0;
-    main_->backward([this](const ParamSegment& s) {
+    const bool noise = ctx_.noise_scale && step % ctx_.noise_every == 0;
+    main_->backward([this, noise](const ParamSegment& s) {
       // The noise scale's |g_b|²: this worker's gradient before the collective that reduces it in place.
-      if (ctx_.noise_scale) local_sq_ += ctx_.backend->sum_squares(main_->grads() + s.offset, s.length);
+      if (noise) local_sq_ += ctx_.backend->sum_squares(main_->grads() + s.offset, s.length);
       on_gradient_ready(s.layer);
     }, loss_scale_);
     trace_span(plan::Phase::kBackwardInput);
@@ -151,7 +152,7 @@ LossStats Worker::iteration(int64_t step, const std::vector<int64_t>& permutatio
   if (backward_end_ >= 0) engine_.complete_compute_through(backward_end_);
   engine_.pump();
   engine_.wait_all_comm();  // the update depends on every collective of the iteration
-  if (ctx_.noise_scale) {
+  if (ctx_.noise_scale && !split_ && step % ctx_.noise_every == 0) {
     // grads() holds (1/G)·Σ over this worker's b samples before the all-reduce (b/G · g_b), and g_B after it.
     const double up = static_cast<double>(G_) / static_cast<double>(b_);
     noise_.small_sq += local_sq_ * up * up;

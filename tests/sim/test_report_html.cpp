@@ -210,3 +210,18 @@ TEST_CASE("line_chart labels points beside their markers and draws marker-only s
         != std::string::npos);
   CHECK(count(out, "class=\"point-label\"") == 2);
 }
+
+TEST_CASE("report_html: a time-to-target chart when the report has times, in hours past 3 hours", "[unit]") {
+  Report r = sample_report();
+  CHECK(count(scaletwin::sim::report_html(r), "data-chart=\"time_to_target\"") == 0);
+  const double hours[] = {40.0, 21.0, 11.0, 6.0};
+  for (size_t i = 0; i < r.predictions.size(); ++i) r.predictions[i].time_to_target_s = hours[i] * 3600.0;
+  r.time_basis = "test accuracy 0.76";
+  const std::string html = scaletwin::sim::report_html(r);
+  CHECK(count(html, "data-chart=\"time_to_target\"") == 1);
+  const std::string svg = chart(html, "time_to_target");
+  CHECK(count(svg, ">hours<") == 1);
+  const auto p = points(svg, "predicted");
+  REQUIRE(p.size() == 4);
+  CHECK(p[0].second < p[3].second);  // 40 h is higher on the chart (smaller y) than 6 h
+}
