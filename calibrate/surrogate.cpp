@@ -154,13 +154,26 @@ void Surrogate::linearize(const sim::Calibration& c, const std::vector<Parameter
     const double up = std::log(p.upper) - std::log(p.get(c));
     steps.push_back(up >= kLogStep ? kLogStep : -kLogStep);
   }
-  // One GPU without parameter servers has no collective: no communication parameter can move its time (their
-  // slopes are 0 exactly), so only its base point is simulated.
-  auto communicates = [](const Config& k) { return k.gpus > 1 || k.scenario.scheme.has_servers(); };
+  // A parameter that cannot move a configuration's time has a slope of 0 exactly and is not simulated for it:
+  // any, for one GPU without parameter servers (no collective); another stack's costs (Calibration::for_run
+  // applies only the run's); the network's, for a run on one node; the compute jitter, for one worker.
+  auto affects = [](const Parameter& p, const Config& k) {
+    if (k.gpus <= 1 && !k.scenario.scheme.has_servers()) return false;
+    const std::string& n = p.name;
+    auto ends_with = [&](const std::string& tail) {
+      return n.size() >= tail.size() && n.compare(n.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    if (n.rfind("stacks/", 0) == 0 && n.rfind("stacks/" + k.stack + "/", 0) != 0) return false;
+    const bool multi_node = k.gpus > k.scenario.gpus_per_node ||
+                            (k.scenario.scheme.has_servers() && k.scenario.scheme.ps.placement == plan::PsPlacement::kDedicated);
+    if ((ends_with("/network_Bps") || n.rfind("links/network/", 0) == 0) && !multi_node) return false;
+    if (ends_with("/compute_jitter") && k.gpus <= 1) return false;
+    return true;
+  };
   for (const Config& k : configs_) {
     jobs.push_back(SimJob{k.scenario, k.gpus, c});
-    if (!communicates(k)) continue;
     for (size_t j = 0; j < comm_.size(); ++j) {
+      if (!affects(comm_[j], k)) continue;
       sim::Calibration cj = c;
       comm_[j].set(cj, comm_[j].get(c) * std::exp(steps[j]));
       jobs.push_back(SimJob{k.scenario, k.gpus, cj});
@@ -177,8 +190,8 @@ void Surrogate::linearize(const sim::Calibration& c, const std::vector<Parameter
     k.base_images_per_sec = base.images_per_sec;
     k.exposed_s = base.iteration_s - config_compute_s(k, c);
     k.slope_s.assign(comm_.size(), 0.0);
-    if (!communicates(k)) continue;
-    for (size_t j = 0; j < comm_.size(); ++j) k.slope_s[j] = (points[at++].iteration_s - base.iteration_s) / steps[j];
+    for (size_t j = 0; j < comm_.size(); ++j)
+      if (affects(comm_[j], k)) k.slope_s[j] = (points[at++].iteration_s - base.iteration_s) / steps[j];
   }
 }
 
