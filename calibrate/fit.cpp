@@ -10,6 +10,7 @@
 
 #include "calibrate/surrogate.hpp"
 #include "core/error.hpp"
+#include "core/progress.hpp"
 
 namespace scaletwin::calibrate {
 
@@ -211,6 +212,7 @@ FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calib
   const int rounds = std::max(1, options.outer_iterations);
   for (int outer = 0; outer <= rounds; ++outer) {
     problem.base = c;
+    label_current_progress(fmt::format("calibrate: linearise {}/{} (simulations)", outer + 1, rounds + 1));
     surrogate.linearize(c, params, options.parallel);
     const double here = problem.objective(x);
     if (here < best_f) best_f = here, best_c = c, best_x = x, best_round = outer;
@@ -239,6 +241,7 @@ FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calib
       }
       x[j] = std::clamp(x[j], lo[j], hi[j]);
     }
+    label_current_progress(fmt::format("calibrate: fit {}/{} (simulations)", outer + 1, rounds));
     x = minimise(problem, x, lo, hi);
     c = problem.at(x);
   }
@@ -258,6 +261,7 @@ FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calib
     const double v = params[j].get(c);
     result.values.push_back(FittedValue{params[j].name, v, v * se[j], params[j].get(first), se[j] <= 1.0});
   }
+  label_current_progress("calibrate: validate (simulations)");
   if (options.validate) result.in_sample = validate_runs(runs, c, options.parallel);
   result.simulations = surrogate.simulations() + (options.validate ? result.runs : 0);
   return result;

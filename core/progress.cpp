@@ -115,4 +115,8 @@ void tick_current_progress(size_t n) {
   if (current_progress != nullptr) current_progress->tick(n);
 }
 
+void label_current_progress(const std::string& label) {
+  if (current_progress != nullptr) current_progress->set_label(label);
+}
+
 }  // namespace scaletwin

@@ -46,6 +46,8 @@ class Progress {
   Progress& operator=(const Progress&) = delete;
 
   void tick(size_t n = 1);
+  // Changes what the report says it is doing (a phase of a long command); shown at the next report.
+  void set_label(std::string label) { label_ = std::move(label); }
   // Ends the report: the bar's final state and a newline; in kLines a last line if lines were written and the last
   // one is not already final. Idempotent.
   void finish();
@@ -81,5 +83,7 @@ class ProgressScope {
 
 // Ticks this thread's current progress; does nothing when no ProgressScope is active.
 void tick_current_progress(size_t n = 1);
+// Sets the label of this thread's current progress (the phase); does nothing when no ProgressScope is active.
+void label_current_progress(const std::string& label);
 
 }  // namespace scaletwin

@@ -135,3 +135,21 @@ TEST_CASE("ticks reach the current progress of a scope and nothing outside one",
   tick_current_progress();
   CHECK(outer.done() == 4);
 }
+
+TEST_CASE("a long command's phase shows in its next line", "[progress]") {
+  std::ostringstream err;
+  double now_s = 0.0;
+  {
+    Progress p("calibrate: linearise 1/4", 0, ProgressStyle::kLines, err, [&] { return now_s; });
+    ProgressScope scope(p);
+    now_s = 6.0;
+    tick_current_progress(10);
+    label_current_progress("calibrate: fit 1/3");
+    now_s = 12.0;
+    tick_current_progress(5);
+  }
+  label_current_progress("outside a scope: ignored");
+  const std::string out = err.str();
+  CHECK(out.find("calibrate: linearise 1/4: 10 done") != std::string::npos);
+  CHECK(out.find("calibrate: fit 1/3: 15 done") != std::string::npos);
+}
