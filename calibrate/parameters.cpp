@@ -25,8 +25,10 @@ Parameter device_parameter(const std::string& device, const std::string& key, do
 
 Parameter link_parameter(sim::LinkClass k, const std::string& key, double lo, double hi,
                          double sim::LinkFactors::*member) {
-  return Parameter{std::string("links/") + sim::link_class_name(k) + "/" + key, ParameterKind::kComm, lo, hi,
-                   [k, member](Calibration& c) -> double& { return c.links[k].*member; }};
+  Parameter p{std::string("links/") + sim::link_class_name(k) + "/" + key, ParameterKind::kComm, lo, hi,
+              [k, member](Calibration& c) -> double& { return c.links[k].*member; }};
+  if (k == sim::LinkClass::kNetwork) p.reach = Parameter::Reach::kMultiNode;
+  return p;
 }
 
 // The fitted costs of each stack that ran (stacks/*.json says which are fitted, and their bounds), where its runs
@@ -48,6 +50,8 @@ void add_stack_parameters(const Exercised& what, std::vector<Parameter>& out) {
                                 return *v;
                               }});
       out.back().start_if_unset = *sp.value;
+      out.back().stack = stack;
+      if (key == "network_Bps") out.back().reach = Parameter::Reach::kMultiNode;
     }
   }
 }
@@ -89,6 +93,7 @@ std::vector<Parameter> choose_parameters(const Exercised& what, const ParameterC
       out.push_back(Parameter{"devices/" + d + "/compute_jitter", ParameterKind::kComm, 1e-3, 0.5,
                               [d](Calibration& c) -> double& { return c.devices[d].compute_jitter; }});
       out.back().start_if_unset = 0.03;
+      out.back().reach = Parameter::Reach::kMultiWorker;
     }
     const auto batches = what.device_batches.find(d);
     if (batches != what.device_batches.end() && batches->second.size() >= 2) {

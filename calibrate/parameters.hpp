@@ -30,6 +30,13 @@ struct Parameter {
   // Where a fit starts when the calibration has the value at or below `lower` (a parameter whose default is
   // 0, "no such effect": in log space a fit could not leave the lower bound, the objective is flat there).
   double start_if_unset = 0.0;
+  // Which runs a communication parameter can move: the fit linearises it only on those (the others' slope is 0
+  // exactly). Any run that communicates; only runs spanning nodes (the network's costs); only runs of 2 or more
+  // workers (the compute jitter's wait). `stack` non-empty: only runs of that software stack (for_run applies only
+  // the run's stack costs).
+  enum class Reach { kCommunicating, kMultiNode, kMultiWorker };
+  Reach reach = Reach::kCommunicating;
+  std::string stack = {};
 
   double get(const sim::Calibration& c) const { return field(const_cast<sim::Calibration&>(c)); }
   void set(sim::Calibration& c, double v) const { field(c) = v; }

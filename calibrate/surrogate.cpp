@@ -154,20 +154,19 @@ void Surrogate::linearize(const sim::Calibration& c, const std::vector<Parameter
     const double up = std::log(p.upper) - std::log(p.get(c));
     steps.push_back(up >= kLogStep ? kLogStep : -kLogStep);
   }
-  // A parameter that cannot move a configuration's time has a slope of 0 exactly and is not simulated for it:
-  // any, for one GPU without parameter servers (no collective); another stack's costs (Calibration::for_run
-  // applies only the run's); the network's, for a run on one node; the compute jitter, for one worker.
+  // A parameter that cannot move a configuration's time (Parameter::reach, Parameter::stack; none for one GPU
+  // without parameter servers, which has no collective) has a slope of 0 exactly and is not simulated for it.
   auto affects = [](const Parameter& p, const Config& k) {
-    if (k.gpus <= 1 && !k.scenario.scheme.has_servers()) return false;
-    const std::string& n = p.name;
-    auto ends_with = [&](const std::string& tail) {
-      return n.size() >= tail.size() && n.compare(n.size() - tail.size(), tail.size(), tail) == 0;
-    };
-    if (n.rfind("stacks/", 0) == 0 && n.rfind("stacks/" + k.stack + "/", 0) != 0) return false;
-    const bool multi_node = k.gpus > k.scenario.gpus_per_node ||
-                            (k.scenario.scheme.has_servers() && k.scenario.scheme.ps.placement == plan::PsPlacement::kDedicated);
-    if ((ends_with("/network_Bps") || n.rfind("links/network/", 0) == 0) && !multi_node) return false;
-    if (ends_with("/compute_jitter") && k.gpus <= 1) return false;
+    const plan::Scheme& scheme = k.scenario.scheme;
+    if (k.gpus <= 1 && !scheme.has_servers()) return false;
+    if (!p.stack.empty() && p.stack != k.stack) return false;
+    switch (p.reach) {
+      case Parameter::Reach::kMultiNode:
+        return k.gpus > k.scenario.gpus_per_node ||
+               (scheme.has_servers() && scheme.ps.placement == plan::PsPlacement::kDedicated);
+      case Parameter::Reach::kMultiWorker: return k.gpus > 1;
+      case Parameter::Reach::kCommunicating: return true;
+    }
     return true;
   };
   for (const Config& k : configs_) {

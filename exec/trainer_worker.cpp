@@ -135,13 +135,14 @@ LossStats Worker::iteration(int64_t step, const std::vector<int64_t>& permutatio
   engine_.begin_iteration();
   LossStats stats;
   trace_mark_s_ = t_data;
+  // The gradient noise scale is sampled on this iteration (plans that measure it have no model-parallel head).
+  const bool noise = ctx_.noise_scale && step % ctx_.noise_every == 0;
   if (split_) {
     stats = hybrid_pass();
   } else {
     stats = main_->forward(images_.data(), labels_.data(), b_, true);
     trace_span(plan::Phase::kForward);
     local_sq_ = 0.0;
-    const bool noise = ctx_.noise_scale && step % ctx_.noise_every == 0;
     main_->backward([this, noise](const ParamSegment& s) {
       // The noise scale's |g_b|²: this worker's gradient before the collective that reduces it in place.
       if (noise) local_sq_ += ctx_.backend->sum_squares(main_->grads() + s.offset, s.length);
@@ -152,7 +153,7 @@ LossStats Worker::iteration(int64_t step, const std::vector<int64_t>& permutatio
   if (backward_end_ >= 0) engine_.complete_compute_through(backward_end_);
   engine_.pump();
   engine_.wait_all_comm();  // the update depends on every collective of the iteration
-  if (ctx_.noise_scale && !split_ && step % ctx_.noise_every == 0) {
+  if (noise) {
     // grads() holds (1/G)·Σ over this worker's b samples before the all-reduce (b/G · g_b), and g_B after it.
     const double up = static_cast<double>(G_) / static_cast<double>(b_);
     noise_.small_sq += local_sq_ * up * up;

@@ -96,8 +96,8 @@ struct Training {
   double target_accuracy = 0.0;
   int64_t max_epochs = 30;
   double eval_every_epochs = 0.25;
-  // predict: the training set's size in images (0: the dataset's own, for the built-in datasets) and the
-  // convergence model's parameters (sim/convergence.hpp): inline, or the path of a calibrate --convergence file.
+  // predict: the training set's size in images (with epochs and no target: the time of those epochs; 0: none) and
+  // the convergence model's parameters (sim/convergence.hpp): inline, or the path of a calibrate --convergence file.
   int64_t dataset_images = 0;
   std::optional<Convergence> convergence;
 };

@@ -38,17 +38,8 @@ double update_batch_of(const plan::Scenario& s, int gpus) {
   return b * static_cast<double>(gpus);
 }
 
-double dataset_images_of(const plan::Scenario& s) {
-  const plan::Training& t = s.training;
-  if (t.dataset_images > 0) return static_cast<double>(t.dataset_images);
-  if (t.dataset == "fashion-mnist") return 60000.0;
-  if (t.dataset == "cifar10") return 50000.0;
-  return 0.0;
-}
-
 void add_time_to_target(const plan::Scenario& s, Report& report) {
   const plan::Training& t = s.training;
-  const double dataset = dataset_images_of(s);
   if (t.target_accuracy > 0.0) {
     if (!t.convergence)
       throw InputError(s.file, "/training/convergence",
@@ -67,9 +58,10 @@ void add_time_to_target(const plan::Scenario& s, Report& report) {
     }
     return;
   }
-  if (t.epochs <= 0 || t.dataset_images <= 0 || dataset <= 0.0) return;
+  if (t.epochs <= 0 || t.dataset_images <= 0) return;
+  const double dataset = static_cast<double>(t.dataset_images);
   report.time_basis = fmt::format("{} epochs of {} images (no convergence model: the same epochs at every scale)",
-                                  t.epochs, static_cast<int64_t>(dataset));
+                                  t.epochs, t.dataset_images);
   report.time_log_sd = report.interval_log_sd;
   for (PointResult& p : report.predictions) {
     p.update_batch = update_batch_of(s, p.gpus);

@@ -43,10 +43,6 @@ double images_to_target(const plan::Convergence& c, const std::string& lr_scalin
 // batch (sync), a worker's batch (async parameter server) or a node's (mixed-async).
 double update_batch_of(const plan::Scenario& s, int gpus);
 
-// The training set's size: training.dataset_images, else the built-in dataset's (Fashion-MNIST 60,000,
-// CIFAR-10 50,000); 0 when neither says.
-double dataset_images_of(const plan::Scenario& s);
-
 // Fills the report's time-to-target figures when the scenario's training block asks for them: with a
 // target_accuracy, images from the convergence model (InputError naming /training/convergence when it has none);
 // else with epochs and a dataset size, epochs × images. Nothing otherwise. Needs the points' images/s.
