@@ -78,9 +78,10 @@ PointResult point_from_json(const Json& j) {
   return p;
 }
 
+double interval_factor(double log_sd) { return std::exp(kZ90 * log_sd); }
+
 std::pair<double, double> prediction_interval(double x, double log_sd) {
-  constexpr double kZ90 = 1.6448536269514722;  // two-sided 90% of a normal
-  return {x * std::exp(-kZ90 * log_sd), x * std::exp(kZ90 * log_sd)};
+  return {x / interval_factor(log_sd), x * interval_factor(log_sd)};
 }
 
 Json report_to_json(const Report& r) {
@@ -117,7 +118,7 @@ std::string report_table(const Report& r) {
                        r.stack.empty() ? "-" : r.stack,
                        r.interval_log_sd > 0.0
                            ? fmt::format("; 90% interval of images/s from its cross-validated error (x{:.3f}^-+1)",
-                                         std::exp(1.6448536269514722 * r.interval_log_sd))
+                                         interval_factor(r.interval_log_sd))
                            : std::string());
   out << fmt::format("{:>5} {:>5} {:>12} {:>12} {:>19} {:>8} {:>7} {:>9} {:>11} {:>12} {:>10}\n", "gpus", "nodes",
                      "iteration", "images/s", "90% interval", "speedup", "effic.", "vs 1 node", "compute",
@@ -133,8 +134,7 @@ std::string report_table(const Report& r) {
   }
   if (!r.time_basis.empty()) {
     out << fmt::format("\ntime to target: {}{}\n", r.time_basis,
-                       r.time_log_sd > 0.0 ? fmt::format("; 90% interval x/{:.2f}", std::exp(1.6448536269514722 *
-                                                                                              r.time_log_sd))
+                       r.time_log_sd > 0.0 ? fmt::format("; 90% interval x/{:.2f}", interval_factor(r.time_log_sd))
                                            : std::string());
     const double first = r.predictions.front().time_to_target_s;
     out << fmt::format("{:>5} {:>12} {:>10} {:>14} {:>12} {:>23} {:>11}\n", "gpus", "update batch", "staleness",

@@ -75,7 +75,10 @@ struct Report {
   std::vector<PointResult> predictions;
 };
 
-// The 90% prediction interval of a predicted figure x: x * exp(-+1.645 log_sd) ({x, x} when log_sd is 0).
+// The two-sided 90% quantile of a normal, and the 90% prediction interval of a predicted figure x:
+// x ×/÷ interval_factor(log_sd) = x * exp(-+kZ90 log_sd) ({x, x} when log_sd is 0).
+constexpr double kZ90 = 1.6448536269514722;
+double interval_factor(double log_sd);
 std::pair<double, double> prediction_interval(double x, double log_sd);
 
 Json point_to_json(const PointResult& p, bool with_trace);
