@@ -84,7 +84,7 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
         if (ep.kind != plan::EndpointKind::kWorker) continue;
         k.worker_co_runners.at(static_cast<size_t>(ep.worker_index)) = per_endpoint[e].co_runners;
         if (per_endpoint[e].co_runners > 0) exercised_.shared_devices.insert(cluster.spec().node.device.name);
-        for (const plan::Item& item : plan.programs[e].items)
+        for (const plan::Item& item : plan.program(static_cast<int>(e)).items)
           if (item.kind == plan::Item::Kind::kCompute)
             k.worker_ops.at(static_cast<size_t>(ep.worker_index)).push_back(item.compute);
       }

@@ -35,8 +35,7 @@ Json describe_scenario_json(const plan::Scenario& s) {
   for (int gpus : sweep) {
     const topology::Cluster cluster = plan::load_scenario_cluster(s, gpus);
     const plan::IterationPlan p = plan::lower(s, model, cluster, gpus);
-    size_t items = 0;
-    for (const auto& prog : p.programs) items += prog.items.size();
+    const size_t items = p.total_items();
     points.push_back({{"gpus", gpus},
                       {"nodes", p.nodes},
                       {"endpoints", p.endpoints.size()},

@@ -37,7 +37,7 @@ RunnerSet::~RunnerSet() {
 }
 
 ItemEngine::ItemEngine(const plan::IterationPlan& plan, int endpoint, RunnerSet& runners)
-    : plan_(plan), program_(&plan.programs.at(static_cast<size_t>(endpoint))), endpoint_(endpoint), runners_(runners) {
+    : plan_(plan), program_(&plan.program(endpoint)), endpoint_(endpoint), runners_(runners) {
   const auto& items = program_->items;
   state_.assign(items.size(), State::kPending);
   handle_.assign(items.size(), CollectiveHandle{});
@@ -119,7 +119,7 @@ bool ItemEngine::deps_done(int item) const {
 void ItemEngine::start(int item) {
   const plan::Item& it = program_->items[static_cast<size_t>(item)];
   const plan::CollectiveInstance& c = plan_.collectives.at(static_cast<size_t>(it.collective));
-  if (c.on_demand && it.rank_in_collective == 0) {
+  if (c.on_demand && c.participants.at(0) == endpoint_) {
     // Announce the request to every server participant; they serve requests in arrival order.
     int payload = it.collective;
     for (size_t p = 1; p < c.participants.size(); ++p)

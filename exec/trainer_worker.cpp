@@ -93,7 +93,7 @@ float* Worker::buffer_of(int item) {
     case CollectivePurpose::kGradients:
       return main_->grads() + slice.offset;
     case CollectivePurpose::kPsPushPull:
-      return s.initial.at(static_cast<size_t>(it.rank_in_collective)) == plan::InitialData::kOwn
+      return s.initial.at(static_cast<size_t>(plan::rank_in(c, ctx_.rank))) == plan::InitialData::kOwn
                  ? main_->grads() + slice.offset
                  : shadow_.data() + slice.offset;
     case CollectivePurpose::kLocalAggregation:

@@ -2,7 +2,9 @@
 //
 // plan::lower turns (scenario, model, cluster, GPU count) into per-endpoint programs of items. An item is either a
 // compute op (a layer's forward, input-gradient, weight-gradient or update, on that endpoint) or this endpoint's
-// part of a collective (a CollectiveInstance: a Schedule plus the endpoints that play its ranks 0..p-1). An item
+// part of a collective (a CollectiveInstance: a Schedule plus the endpoints that play its ranks 0..p-1; the rank an
+// endpoint plays is its position among the participants, rank_in()). Endpoints whose programs are identical item for
+// item share one program (program_of): the data-parallel workers of a flat scheme all run one. An item
 // may start once the items listed in its deps (indices into the same endpoint's program) have completed; compute
 // items run one at a time per endpoint (one compute stream), communication items run concurrently with compute
 // (one communication engine per endpoint). Cross-endpoint ordering comes only from collectives.
@@ -73,10 +75,11 @@ struct CollectiveInstance {
 struct Item {
   enum class Kind { kCompute, kComm } kind = Kind::kCompute;
   ComputeOp compute;               // kCompute
-  int collective = -1;             // kComm: index in IterationPlan::collectives
-  int rank_in_collective = -1;     // kComm: which schedule rank this endpoint plays
+  int collective = -1;             // kComm: index in IterationPlan::collectives (the rank: rank_in())
   std::vector<int> deps;           // indices of earlier items of the same endpoint
 };
+bool operator==(const ComputeOp& a, const ComputeOp& b);
+bool operator==(const Item& a, const Item& b);
 
 struct EndpointProgram {
   std::vector<Item> items;
@@ -112,15 +115,27 @@ struct IterationPlan {
   int64_t batch_per_worker = 0;
   int64_t global_batch = 0;
   std::vector<Endpoint> endpoints;
-  std::vector<EndpointProgram> programs;   // one per endpoint
+  std::vector<EndpointProgram> programs;   // the distinct programs, each stored once
+  std::vector<int> program_of;             // per endpoint: its program's index in `programs`
   std::vector<Schedule> schedules;
   std::vector<CollectiveInstance> collectives;
   std::vector<ScheduleRecipe> recipes;  // added (issue 5): one per schedule
 
   bool materialized() const;  // every schedule holds its programs
+  const EndpointProgram& program(int endpoint) const {
+    return programs[static_cast<size_t>(program_of.at(static_cast<size_t>(endpoint)))];
+  }
+  // Sum of the items of every endpoint's program (shared programs counted once per endpoint).
+  size_t total_items() const;
 
   uint64_t hash() const;  // deterministic over everything above
 };
+
+// The rank `endpoint` plays in collective c: its position among c.participants; -1 when it is not one.
+int rank_in(const CollectiveInstance& c, int endpoint);
+// For every endpoint, for every item of its program: the rank it plays in the item's collective (-1 for compute
+// items). Linear in the plan's participants and items.
+std::vector<std::vector<int>> item_ranks(const IterationPlan& plan);
 
 // The model of a scenario, with its input and classes overrides; errors name the scenario file and "/model".
 models::Model load_scenario_model(const Scenario& scenario);

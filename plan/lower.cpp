@@ -20,16 +20,63 @@ namespace scaletwin::plan {
 namespace detail {
 
 int PlanBuilder::add_endpoint(Endpoint e) {
-  const bool worker = e.kind == EndpointKind::kWorker;
   plan_.endpoints.push_back(std::move(e));
-  plan_.programs.emplace_back();
-  if (worker) plan_.programs.back().items.reserve(worker_items_hint_);
+  at_.push_back(0);
   last_compute_.push_back(-1);
   return static_cast<int>(plan_.endpoints.size()) - 1;
 }
 
+namespace {
+
+uint64_t mix(uint64_t h, uint64_t v) { return (h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2))) * 1099511628211ULL; }
+uint64_t bits(double x) {
+  uint64_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+uint64_t item_hash(int parent, const Item& it) {
+  uint64_t h = mix(static_cast<uint64_t>(parent), static_cast<uint64_t>(it.kind));
+  h = mix(h, static_cast<uint64_t>(it.collective + 1));
+  const ComputeOp& op = it.compute;
+  h = mix(mix(h, static_cast<uint64_t>(op.phase)), static_cast<uint64_t>(op.layer + 1));
+  h = mix(mix(h, bits(op.flops)), bits(op.bytes));
+  h = mix(mix(h, static_cast<uint64_t>(op.samples)), bits(op.parallel_elements));
+  for (int d : it.deps) h = mix(h, static_cast<uint64_t>(d));
+  return h;
+}
+
+}  // namespace
+
+int PlanBuilder::append(int e, Item item) {
+  int& at = at_.at(static_cast<size_t>(e));
+  const int first = nodes_[static_cast<size_t>(at)].first_child;
+  if (first >= 0 && nodes_[static_cast<size_t>(first)].item == item) {
+    at = first;
+    return nodes_[static_cast<size_t>(first)].depth - 1;
+  }
+  auto slot = children_.try_emplace(item_hash(at, item), -1).first;
+  int last = -1;  // the chain's last node
+  for (int n = slot->second; n >= 0; n = nodes_[static_cast<size_t>(n)].next_same) {
+    const Node& node = nodes_[static_cast<size_t>(n)];
+    if (node.parent == at && node.item == item) {
+      at = n;
+      return node.depth - 1;
+    }
+    last = n;
+  }
+  const int n = static_cast<int>(nodes_.size());
+  const int depth = nodes_[static_cast<size_t>(at)].depth + 1;
+  nodes_.push_back(Node{at, depth, -1, -1, std::move(item)});
+  if (nodes_[static_cast<size_t>(at)].first_child < 0) nodes_[static_cast<size_t>(at)].first_child = n;
+  if (last < 0)
+    slot->second = n;
+  else
+    nodes_[static_cast<size_t>(last)].next_same = n;
+  at = n;
+  return depth - 1;
+}
+
 int PlanBuilder::compute(int e, const ComputeOp& op, std::vector<int> deps) {
-  auto& items = plan_.programs.at(static_cast<size_t>(e)).items;
   if (last_compute_[static_cast<size_t>(e)] >= 0) deps.push_back(last_compute_[static_cast<size_t>(e)]);
   Item item;
   item.kind = Item::Kind::kCompute;
@@ -37,22 +84,38 @@ int PlanBuilder::compute(int e, const ComputeOp& op, std::vector<int> deps) {
   std::sort(deps.begin(), deps.end());
   deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
   item.deps = std::move(deps);
-  items.push_back(std::move(item));
-  last_compute_[static_cast<size_t>(e)] = static_cast<int>(items.size()) - 1;
+  last_compute_[static_cast<size_t>(e)] = append(e, std::move(item));
   return last_compute_[static_cast<size_t>(e)];
 }
 
 int PlanBuilder::comm(int e, int c, int rank, std::vector<int> deps) {
-  auto& items = plan_.programs.at(static_cast<size_t>(e)).items;
+  ST_ASSERT(plan_.collectives.at(static_cast<size_t>(c)).participants.at(static_cast<size_t>(rank)) == e,
+            "plan: an endpoint's comm item names the rank it plays");
   Item item;
   item.kind = Item::Kind::kComm;
   item.collective = c;
-  item.rank_in_collective = rank;
   std::sort(deps.begin(), deps.end());
   deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
   item.deps = std::move(deps);
-  items.push_back(std::move(item));
-  return static_cast<int>(items.size()) - 1;
+  return append(e, std::move(item));
+}
+
+void PlanBuilder::finish() {
+  std::unordered_map<int, int> program_of_node;
+  plan_.programs.clear();
+  plan_.program_of.clear();
+  for (int node : at_) {
+    auto [it, fresh] = program_of_node.try_emplace(node, static_cast<int>(plan_.programs.size()));
+    plan_.program_of.push_back(it->second);
+    if (!fresh) continue;
+    EndpointProgram prog;
+    prog.items.resize(static_cast<size_t>(nodes_[static_cast<size_t>(node)].depth));
+    for (int n = node; n > 0; n = nodes_[static_cast<size_t>(n)].parent)
+      prog.items[static_cast<size_t>(nodes_[static_cast<size_t>(n)].depth - 1)] = nodes_[static_cast<size_t>(n)].item;
+    plan_.programs.push_back(std::move(prog));
+  }
+  nodes_.assign(1, Node{});
+  children_.clear();
 }
 
 int PlanBuilder::collective(CollectiveInstance c) {
@@ -208,6 +271,53 @@ const char* collective_purpose_name(CollectivePurpose p) {
   return "?";
 }
 
+bool operator==(const ComputeOp& a, const ComputeOp& b) {
+  return a.phase == b.phase && a.layer == b.layer && a.layer_class == b.layer_class && a.flops == b.flops &&
+         a.bytes == b.bytes && a.samples == b.samples && a.kernel_hw == b.kernel_hw && a.stride == b.stride &&
+         a.parallel_elements == b.parallel_elements;
+}
+
+bool operator==(const Item& a, const Item& b) {
+  return a.kind == b.kind && a.collective == b.collective && a.deps == b.deps &&
+         (a.kind != Item::Kind::kCompute || a.compute == b.compute);
+}
+
+size_t IterationPlan::total_items() const {
+  size_t n = 0;
+  for (int p : program_of) n += programs.at(static_cast<size_t>(p)).items.size();
+  return n;
+}
+
+int rank_in(const CollectiveInstance& c, int endpoint) {
+  const auto it = std::find(c.participants.begin(), c.participants.end(), endpoint);
+  return it == c.participants.end() ? -1 : static_cast<int>(it - c.participants.begin());
+}
+
+std::vector<std::vector<int>> item_ranks(const IterationPlan& plan) {
+  std::vector<std::vector<std::pair<int, int>>> of_endpoint(plan.endpoints.size());  // endpoint → (collective, rank)
+  for (size_t c = 0; c < plan.collectives.size(); ++c) {
+    const auto& participants = plan.collectives[c].participants;
+    for (size_t r = 0; r < participants.size(); ++r)
+      of_endpoint.at(static_cast<size_t>(participants[r])).push_back({static_cast<int>(c), static_cast<int>(r)});
+  }
+  std::vector<std::vector<int>> out(plan.endpoints.size());
+  for (size_t e = 0; e < plan.endpoints.size(); ++e) {
+    auto& pairs = of_endpoint[e];
+    std::sort(pairs.begin(), pairs.end());
+    for (const Item& it : plan.program(static_cast<int>(e)).items) {
+      int rank = -1;
+      if (it.kind == Item::Kind::kComm) {
+        const auto found = std::lower_bound(pairs.begin(), pairs.end(), std::make_pair(it.collective, -1));
+        ST_ASSERT(found != pairs.end() && found->first == it.collective,
+                  "plan: endpoint " + plan.endpoints[e].name + " has an item of a collective it is not part of");
+        rank = found->second;
+      }
+      out[e].push_back(rank);
+    }
+  }
+  return out;
+}
+
 uint64_t IterationPlan::hash() const {
   // Numbers are mixed in as 64-bit words (no formatting): a plan of thousands of ranks has millions of items and
   // schedule steps, and a formatted hash took seconds at 4,096 GPUs. Strings (names) go through FNV-1a.
@@ -232,9 +342,10 @@ uint64_t IterationPlan::hash() const {
     for (const auto& it : p.items) {
       i64(static_cast<int>(it.kind)); i64(static_cast<int>(it.compute.phase)); i64(it.compute.layer);
       i64(static_cast<int>(it.compute.layer_class)); num(it.compute.flops); num(it.compute.bytes);
-      i64(it.compute.samples); i64(it.collective); i64(it.rank_in_collective); ints(it.deps);
+      i64(it.compute.samples); i64(it.collective); ints(it.deps);
     }
   }
+  ints(program_of);
   for (const auto& c : collectives) {
     i64(c.schedule); i64(static_cast<int>(c.purpose)); i64(c.on_demand); i64(c.has_serve_compute);
     num(c.serve_compute.flops); ints(c.participants);

@@ -1,12 +1,16 @@
 // Internal to plan/lower*.cpp: the pieces lower() is made of. Not part of the public API.
 //
-// ProgramBuilder appends items to one endpoint's program: compute items form a chain (one compute stream per
-// endpoint), communication items depend on what the caller names. PlanBuilder holds the plan under construction
-// and deduplicates identical schedules.
+// PlanBuilder holds the plan under construction: it appends items to each endpoint's program (compute items form a
+// chain, one compute stream per endpoint; communication items depend on what the caller names), deduplicates
+// identical schedules, and stores identical programs once. Programs grow in a prefix tree (hash-consed): an
+// endpoint's program is a node, appending an item moves it to the child for that item, created only when no
+// endpoint appended that item there before; finish() writes each distinct node reached as one program. The
+// data-parallel workers of 65,536 GPUs thus hold one program, not 65,536 copies.
 #pragma once
 
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <tuple>
 #include <vector>
 
@@ -19,13 +23,12 @@ class PlanBuilder {
   explicit PlanBuilder(IterationPlan& plan, bool materialize = true) : plan_(plan), materialize_(materialize) {}
 
   int add_endpoint(Endpoint e);
-  // Items a worker's program will about hold (its compute and comm items): reserved up front, so that building the
-  // programs of tens of thousands of workers does not copy each one as it grows.
-  void reserve_worker_items(size_t items) { worker_items_hint_ = items; }
   // Appends a compute item to endpoint e after its previous compute item and after `deps`; returns its index.
   int compute(int e, const ComputeOp& op, std::vector<int> deps = {});
-  // Appends endpoint e's part (rank) of collective c after `deps`; returns its index.
+  // Appends endpoint e's part of collective c after `deps` (e must play `rank` of c); returns its index.
   int comm(int e, int c, int rank, std::vector<int> deps = {});
+  // Writes the distinct programs and program_of into the plan; call once, after the last item.
+  void finish();
   // Registers a schedule under `key` (make() gives its recipe, called only the first time the key is seen; the
   // schedule is generated from it, or only its shell when not materializing); returns its index.
   template <typename Make>
@@ -44,10 +47,20 @@ class PlanBuilder {
   IterationPlan& plan() { return plan_; }
 
  private:
+  struct Node {
+    int parent = -1;
+    int depth = 0;        // items from the root: the index of `item` + 1
+    int next_same = -1;   // the next node whose (parent, item) hashes alike
+    int first_child = -1; // the first child created: the one every twin follows, checked before hashing
+    Item item;
+  };
+  int append(int e, Item item);  // returns the item's index in e's program
   static Schedule schedule_shell(const ScheduleRecipe& recipe);
   IterationPlan& plan_;
-  size_t worker_items_hint_ = 0;
   bool materialize_ = true;
+  std::vector<Node> nodes_{Node{}};              // node 0: the empty program
+  std::unordered_map<uint64_t, int> children_;   // hash of (parent, item) → first node of that hash
+  std::vector<int> at_;                          // per endpoint: its program's node
   std::vector<int> last_compute_;
   std::map<std::string, int> schedule_index_;
 };

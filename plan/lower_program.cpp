@@ -198,8 +198,6 @@ IterationPlan lower(const Scenario& scenario, const models::Model& model, const 
     throw InputError(scenario.file, "/sweep/gpus",
                      fmt::format("whole nodes of {} GPUs for the hierarchical all-reduce (got {} GPUs)",
                                  l.gpus_per_node, gpus));
-  // Data, forward, two backward items per layer, the update, and the comm items of the buckets.
-  builder.reserve_worker_items(3 * model.layers.size() + 64);
   place_endpoints(l, cluster);
 
   ModelParallel mp;
@@ -236,6 +234,7 @@ IterationPlan lower(const Scenario& scenario, const models::Model& model, const 
   int max_node = 0;
   for (const auto& e : plan.endpoints) max_node = std::max(max_node, e.node);
   plan.nodes = max_node + 1;
+  builder.finish();
   return plan;
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <tuple>
 #include <unordered_map>
 
 #include "core/error.hpp"
@@ -17,42 +18,10 @@ namespace scaletwin::sim::fast {
 
 namespace {
 
-uint64_t mix(uint64_t h, uint64_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
 uint64_t bits(double x) {
   uint64_t b;
   std::memcpy(&b, &x, sizeof b);
   return b;
-}
-
-uint64_t program_signature(const plan::EndpointProgram& prog) {
-  uint64_t h = prog.items.size();
-  for (const plan::Item& it : prog.items) {
-    h = mix(h, static_cast<uint64_t>(it.kind));
-    h = mix(h, static_cast<uint64_t>(it.collective) + 1);
-    if (it.kind == plan::Item::Kind::kCompute) {
-      const plan::ComputeOp& op = it.compute;
-      h = mix(mix(mix(h, static_cast<uint64_t>(op.phase)), static_cast<uint64_t>(op.layer + 1)),
-              static_cast<uint64_t>(op.layer_class));
-      h = mix(mix(mix(h, bits(op.flops)), bits(op.bytes)), static_cast<uint64_t>(op.samples));
-    }
-    for (int d : it.deps) h = mix(h, static_cast<uint64_t>(d));
-    h = mix(h, 0xfeed);
-  }
-  return h;
-}
-
-bool same_program(const plan::EndpointProgram& a, const plan::EndpointProgram& b) {
-  if (a.items.size() != b.items.size()) return false;
-  for (size_t i = 0; i < a.items.size(); ++i) {
-    const plan::Item &x = a.items[i], &y = b.items[i];
-    if (x.kind != y.kind || x.collective != y.collective || x.deps != y.deps) return false;
-    if (x.kind == plan::Item::Kind::kCompute &&
-        (x.compute.phase != y.compute.phase || x.compute.layer != y.compute.layer ||
-         x.compute.layer_class != y.compute.layer_class || x.compute.flops != y.compute.flops ||
-         x.compute.bytes != y.compute.bytes || x.compute.samples != y.compute.samples))
-      return false;
-  }
-  return true;
 }
 
 double rate_of(double seconds_per_byte) {
@@ -65,7 +34,7 @@ FastPlan::FastPlan(const plan::IterationPlan& plan, const topology::Cluster& clu
                    const RunOptions& options)
     : plan_(plan), cluster_(cluster), model_(calibration, options.real_data), options_(options),
       faults_(options.faults, options.faults_file, cluster, plan), network_(cluster, calibration, faults_) {
-  ST_ASSERT(plan.programs.size() == plan.endpoints.size(), "plan: one program per endpoint");
+  ST_ASSERT(plan.program_of.size() == plan.endpoints.size(), "plan: a program per endpoint");
   for (const plan::Endpoint& ep : plan.endpoints) {
     const bool gpu = ep.device >= 0;
     vertex_.push_back(gpu ? cluster.device_vertex(ep.node, ep.device) : cluster.cpu_vertex(ep.node));
@@ -79,32 +48,22 @@ FastPlan::FastPlan(const plan::IterationPlan& plan, const topology::Cluster& clu
 }
 
 void FastPlan::build_classes() {
-  std::unordered_map<uint64_t, std::vector<int>> by_signature;
+  // Twins share the plan's program (lowering stores identical programs once), their kind, processor kind and
+  // straggler slowdown (a straggler is a class of its own).
+  std::map<std::tuple<int, int, bool, uint64_t>, int> class_of_key;
   class_of_.assign(plan_.endpoints.size(), -1);
   for (size_t e = 0; e < plan_.endpoints.size(); ++e) {
     const plan::Endpoint& ep = plan_.endpoints[e];
-    uint64_t h = program_signature(plan_.programs[e]);
-    h = mix(mix(h, static_cast<uint64_t>(ep.kind)), static_cast<uint64_t>(ep.device >= 0));
-    h = mix(h, bits(faults_.slowdown(static_cast<int>(e))));  // a straggler is a class of its own
-    auto& candidates = by_signature[h];
-    for (int cls : candidates) {
-      const auto rep = static_cast<size_t>(representative_[static_cast<size_t>(cls)]);
-      if (plan_.endpoints[rep].kind == ep.kind && (plan_.endpoints[rep].device >= 0) == (ep.device >= 0) &&
-          faults_.slowdown(static_cast<int>(rep)) == faults_.slowdown(static_cast<int>(e)) &&
-          same_program(plan_.programs[rep], plan_.programs[e])) {
-        class_of_[e] = cls;
-        break;
-      }
-    }
-    if (class_of_[e] >= 0) continue;
-    class_of_[e] = static_cast<int>(representative_.size());
-    candidates.push_back(class_of_[e]);
-    representative_.push_back(static_cast<int>(e));
+    const auto key = std::make_tuple(plan_.program_of[e], static_cast<int>(ep.kind), ep.device >= 0,
+                                     bits(faults_.slowdown(static_cast<int>(e))));
+    const auto [it, fresh] = class_of_key.try_emplace(key, static_cast<int>(representative_.size()));
+    class_of_[e] = it->second;
+    if (fresh) representative_.push_back(static_cast<int>(e));
   }
   participants_.assign(plan_.collectives.size(), {});
   for (size_t cls = 0; cls < representative_.size(); ++cls) {
     const auto rep = static_cast<size_t>(representative_[cls]);
-    const auto& items = plan_.programs[rep].items;
+    const auto& items = plan_.program(static_cast<int>(rep)).items;
     std::vector<std::vector<int>> deps(items.size());
     std::vector<double> times(items.size(), 0.0);
     for (size_t i = 0; i < items.size(); ++i) {
@@ -133,7 +92,7 @@ void FastPlan::build_classes() {
 }
 
 const std::vector<plan::Item>& FastPlan::items(int cls) const {
-  return plan_.programs[static_cast<size_t>(representative_[static_cast<size_t>(cls)])].items;
+  return plan_.program(representative_[static_cast<size_t>(cls)]).items;
 }
 
 const CollectiveRounds& FastPlan::rounds(int c) {

@@ -49,7 +49,7 @@ std::vector<double> synchronous_segments(const plan::IterationPlan& plan, const 
   const auto synchronous = [&](const plan::Item& item) {
     return item.kind == plan::Item::Kind::kComm && !plan.collectives.at(static_cast<size_t>(item.collective)).on_demand;
   };
-  const std::vector<plan::Item>& items = plan.programs.at(static_cast<size_t>(endpoint)).items;
+  const std::vector<plan::Item>& items = plan.program(endpoint).items;
   std::vector<bool> read(items.size(), false);  // a compute item has waited for it already
   bool any = false;
   for (const plan::Item& item : items) any = any || synchronous(item);

@@ -73,7 +73,8 @@ class Simulation {
   std::vector<int> vertex_;
   std::vector<Processor> processor_;
   std::vector<ScheduleIndex> index_;
-  std::vector<std::vector<std::vector<int>>> dependents_;  // [endpoint][item]
+  std::vector<std::vector<std::vector<int>>> dependents_;  // [program][item]
+  std::vector<std::vector<int>> ranks_;                     // [endpoint][item]: the rank it plays (plan::item_ranks)
   std::vector<std::vector<IterationRecord>> records_;      // [endpoint][iteration]
   std::map<int, ServerQueue> queues_;
   long next_run_id_ = 0;
@@ -92,7 +93,7 @@ Simulation::Simulation(const plan::IterationPlan& plan, const topology::Cluster&
                        const Calibration& calibration, const RunOptions& options)
     : plan_(plan), cluster_(cluster), model_(calibration, options.real_data), options_(options) {
   ST_ASSERT(options.iterations >= 1 && options.warmup >= 0, "runner: at least one measured iteration");
-  ST_ASSERT(plan.programs.size() == plan.endpoints.size(), "plan: one program per endpoint");
+  ST_ASSERT(plan.program_of.size() == plan.endpoints.size(), "plan: a program per endpoint");
   engine_ = make_engine();
   for (const plan::Endpoint& ep : plan.endpoints) {
     const bool gpu = ep.device >= 0;
@@ -124,6 +125,7 @@ Simulation::Simulation(const plan::IterationPlan& plan, const topology::Cluster&
       }
     dependents_.push_back(std::move(deps));
   }
+  ranks_ = plan::item_ranks(plan);
   const int total = options.warmup + options.iterations;
   records_.assign(plan.endpoints.size(), std::vector<IterationRecord>(static_cast<size_t>(total)));
   for (const plan::Endpoint& ep : plan.endpoints) measuring_ += ep.kind == plan::EndpointKind::kWorker ? 1 : 0;
@@ -167,7 +169,8 @@ void Simulation::run_endpoint(int e) {
 }
 
 void Simulation::run_iteration(int e, IterationRecord& rec, bool record) {
-  const auto& items = plan_.programs[static_cast<size_t>(e)].items;
+  const auto& items = plan_.program(e).items;
+  const std::vector<int>& ranks = ranks_[static_cast<size_t>(e)];
   rec.start_s = sg4::Engine::get_clock();
   std::vector<int> remaining(items.size());
   std::vector<double> started(items.size(), 0.0);
@@ -180,7 +183,7 @@ void Simulation::run_iteration(int e, IterationRecord& rec, bool record) {
   std::function<void(int)> make_ready;
   auto finish_item = [&](int i) {
     ++done;
-    for (int d : dependents_[static_cast<size_t>(e)][static_cast<size_t>(i)])
+    for (int d : dependents_[static_cast<size_t>(plan_.program_of[static_cast<size_t>(e)])][static_cast<size_t>(i)])
       if (--remaining[static_cast<size_t>(d)] == 0) make_ready(d);
   };
   auto finish_comm = [&](int i) {
@@ -204,7 +207,7 @@ void Simulation::run_iteration(int e, IterationRecord& rec, bool record) {
     // On-demand requests get fresh mailboxes (a server may still be finishing one when the next arrives).
     long run_id = item.collective;
     if (ci.on_demand) {
-      ST_ASSERT(item.rank_in_collective == 0, "on-demand collective " + ci.label + " started by a non-initiator");
+      ST_ASSERT(ranks[static_cast<size_t>(i)] == 0, "on-demand collective " + ci.label + " started by a non-initiator");
       run_id = next_run_id_++;
       for (size_t r = 1; r < ci.participants.size(); ++r) {
         ServerQueue& q = queues_.at(ci.participants[r]);
@@ -213,7 +216,7 @@ void Simulation::run_iteration(int e, IterationRecord& rec, bool record) {
       }
     }
     auto part = std::make_unique<RankPart>(plan_.schedules[static_cast<size_t>(ci.schedule)],
-                                           index_[static_cast<size_t>(ci.schedule)], item.rank_in_collective, run_id,
+                                           index_[static_cast<size_t>(ci.schedule)], ranks[static_cast<size_t>(i)], run_id,
                                            step_costs(e), i);
     part->launch_ready(in_flight);
     const bool empty = part->done();

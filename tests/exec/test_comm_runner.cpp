@@ -66,7 +66,7 @@ TEST_CASE("receives of one (peer, channel) match sends in program order, even wh
   CHECK(sum_over_ranks(bad) == 0);
 }
 
-TEST_CASE("channels are matched separately; Copy and scratch work inside a rank", "[mpi][comm]") {
+TEST_CASE("channels are matched separately, Copy and scratch work inside a rank", "[mpi][comm]") {
   if (world_size() < 2) return;
   // Rank 1 receives channel 1 first in program order, channel 0 second; rank 0 sends channel 0 first. Both ranks
   // first copy [0,2) into scratch and send from there (so receiving into [0,2) cannot race with it).

@@ -100,7 +100,7 @@ TEST_CASE("every registry schedule meets its data model under MPI (float32, int3
   CHECK(runner.in_flight() == 0);
 }
 
-TEST_CASE("reduce-scatter leaves each rank its reduced slice; all-gather assembles every slice", "[mpi][comm]") {
+TEST_CASE("reduce-scatter leaves each rank its reduced slice and all-gather assembles every slice", "[mpi][comm]") {
   exec::ScheduleRunner runner(MPI_COMM_WORLD);
   const int p = world_size();
   for (const char* algorithm : {"ring", "interval_pairing", "halving_doubling", "direct"}) {

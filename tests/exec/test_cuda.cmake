@@ -15,7 +15,7 @@ if(TARGET scaletwin_exec_cuda)
   add_executable(test_exec_cuda_host ${_st_host} ${_st_support} $<TARGET_OBJECTS:scaletwin_catch_main>)
   target_link_libraries(test_exec_cuda_host PRIVATE Catch2::Catch2 scaletwin_exec_cuda_host)
   if(COMMAND catch_discover_tests)
-    catch_discover_tests(test_exec_cuda_host TEST_PREFIX "exec: cuda host: "
+    catch_discover_tests(test_exec_cuda_host TEST_PREFIX "exec: cuda host: " EXTRA_ARGS --warn NoTests
                          PROPERTIES LABELS unit TIMEOUT ${SCALETWIN_TIMEOUT_300} ENVIRONMENT OMP_NUM_THREADS=1)
   else()  # Catch2 as a bare single header (gpu-check): one CTest test per binary
     add_test(NAME "exec: cuda host" COMMAND test_exec_cuda_host)
@@ -29,7 +29,7 @@ if(TARGET scaletwin_exec_cuda)
     target_compile_definitions(test_exec_cuda_gpu PRIVATE SCALETWIN_TEST_CPU_BACKEND)
   endif()
   if(COMMAND catch_discover_tests)
-    catch_discover_tests(test_exec_cuda_gpu TEST_PREFIX "exec: cuda gpu: "
+    catch_discover_tests(test_exec_cuda_gpu TEST_PREFIX "exec: cuda gpu: " EXTRA_ARGS --warn NoTests
                          PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 RUN_SERIAL TRUE TIMEOUT ${SCALETWIN_TIMEOUT_300})
   else()
     add_test(NAME "exec: cuda gpu" COMMAND test_exec_cuda_gpu)

@@ -188,7 +188,7 @@ TEST_CASE("NCCL lowering: messages on two channels are posted in the same order 
   for (int64_t i = 0; i < 4; ++i) REQUIRE(buf[1][i] == value(0, i));
 }
 
-TEST_CASE("NCCL lowering: a copy feeds a send of the same round; deps postpone a step to a later round") {
+TEST_CASE("NCCL lowering: a copy feeds a send of the same round and deps postpone a step to a later round") {
   plan::Schedule s;
   s.name = "copy then send";
   s.ranks = 2;

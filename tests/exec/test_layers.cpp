@@ -145,7 +145,7 @@ TEST_CASE("add, concat and flatten backward match finite differences") {
   require_close(check_gradients(make_case(LayerKind::kFlatten, {{2, 3, 3}}, {18, 1, 1}), 5e-3), false);
 }
 
-TEST_CASE("dropout backward matches finite differences; the mask keeps about 1 − rate, scaled") {
+TEST_CASE("dropout backward matches finite differences and the mask keeps about 1 − rate, scaled") {
   auto c = make_case(LayerKind::kDropout, {{4, 5, 5}}, {4, 5, 5});
   c.layer.dropout_rate = 0.3;
   require_close(check_gradients(c, 5e-3), false);

@@ -39,6 +39,11 @@ void check_structure(const IterationPlan& p) {
   for (const auto& prog : p.programs)
     for (size_t i = 0; i < prog.items.size(); ++i)
       for (int d : prog.items[i].deps) REQUIRE((d >= 0 && d < static_cast<int>(i)));
+  REQUIRE(p.program_of.size() == p.endpoints.size());
+  for (size_t e = 0; e < p.endpoints.size(); ++e)  // every comm item names a collective the endpoint plays in
+    for (const auto& it : p.program(static_cast<int>(e)).items)
+      if (it.kind == Item::Kind::kComm)
+        REQUIRE(rank_in(p.collectives.at(static_cast<size_t>(it.collective)), static_cast<int>(e)) >= 0);
   for (const auto& c : p.collectives) {
     const Schedule& s = p.schedules.at(static_cast<size_t>(c.schedule));
     REQUIRE(static_cast<int>(c.participants.size()) == s.ranks);
@@ -60,6 +65,55 @@ TEST_CASE("lowering is deterministic", "[lower]") {
   CHECK(lower_for(t, 16).hash() != a.hash());
 }
 
+TEST_CASE("identical programs are stored once and each endpoint plays the rank of its place among the participants", "[lower]") {
+  // Flat ring and hierarchical (one schedule over all workers): all 16 workers run one program. Local aggregation:
+  // each node reduces to its leader in a collective of its own, so workers of different nodes never share a
+  // program, nor does a leader with the others of its node (8 GPUs per node: 4 programs).
+  const Scenario ring = scenario_with("resnet50", "aws-p2.8xlarge", 2, R"({"name": "allreduce"})");
+  const IterationPlan a = lower_for(ring, 16);
+  CHECK(a.programs.size() == 1);
+  CHECK(a.total_items() == 16 * a.programs[0].items.size());
+  const Scenario hier =
+      scenario_with("resnet50", "aws-p2.8xlarge", 2, R"({"name": "allreduce", "algorithm": "hierarchical"})");
+  CHECK(lower_for(hier, 16).programs.size() == 1);
+  const Scenario agg = scenario_with("resnet50", "aws-p2.8xlarge", 2,
+                                     R"({"name": "ps", "servers": 2, "local_aggregation": true})");
+  const IterationPlan h = lower_for(agg, 16);
+  for (int w = 0; w < 16; ++w)
+    for (int v = 0; v < w; ++v) {
+      const bool same = h.program_of[static_cast<size_t>(w)] == h.program_of[static_cast<size_t>(v)];
+      CHECK(same == (w / 8 == v / 8 && (w % 8 == 0) == (v % 8 == 0)));
+    }
+  // The parameter server's shards and workers: programs differ by kind, never merged across kinds.
+  const Scenario ps = scenario_with("resnet50", "aws-p2.8xlarge", 2, R"({"name": "ps", "servers": 2})");
+  const IterationPlan q = lower_for(ps, 16);
+  for (size_t e = 0; e < q.endpoints.size(); ++e)
+    for (size_t f = 0; f < e; ++f)
+      if (q.program_of[e] == q.program_of[f]) CHECK(q.endpoints[e].kind == q.endpoints[f].kind);
+  for (const IterationPlan* p : {&a, &h, &q}) {
+    const std::vector<std::vector<int>> ranks = item_ranks(*p);
+    REQUIRE(ranks.size() == p->endpoints.size());
+    for (size_t e = 0; e < p->endpoints.size(); ++e) {
+      const auto& items = p->program(static_cast<int>(e)).items;
+      REQUIRE(ranks[e].size() == items.size());
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (items[i].kind != Item::Kind::kComm) {
+          CHECK(ranks[e][i] == -1);
+          continue;
+        }
+        const auto& participants = p->collectives[static_cast<size_t>(items[i].collective)].participants;
+        REQUIRE(ranks[e][i] >= 0);
+        CHECK(participants.at(static_cast<size_t>(ranks[e][i])) == static_cast<int>(e));
+      }
+    }
+  }
+  // In the flat ring, worker w plays rank w of every bucket.
+  const std::vector<std::vector<int>> ring_ranks = item_ranks(a);
+  for (int w = 0; w < 16; ++w)
+    for (size_t i = 0; i < a.programs[0].items.size(); ++i)
+      if (a.programs[0].items[i].kind == Item::Kind::kComm) CHECK(ring_ranks[static_cast<size_t>(w)][i] == w);
+}
+
 TEST_CASE("data parallel: buckets carry every parameter once, overlapped with backward", "[lower]") {
   const Scenario s = scenario_with("resnet50", "aws-p2.8xlarge", 1, R"({"name": "allreduce"})");
   const auto model = load_scenario_model(s);
@@ -70,7 +124,7 @@ TEST_CASE("data parallel: buckets carry every parameter once, overlapped with ba
   CHECK(elements_of(p, CollectivePurpose::kGradients) == model.params());
   // 25 MB buckets of a 102 MB gradient: 4 or 5 of them; the first starts before the backward pass ends.
   CHECK(p.collectives.size() >= 4);
-  const auto& items = p.programs[0].items;
+  const auto& items = p.program(0).items;
   int first_comm_ready = -1, last_backward = -1;  // the item the first bucket waits for; the end of backward
   for (size_t i = 0; i < items.size(); ++i) {
     if (items[i].kind == Item::Kind::kComm && first_comm_ready < 0) first_comm_ready = items[i].deps.at(0);
@@ -82,10 +136,10 @@ TEST_CASE("data parallel: buckets carry every parameter once, overlapped with ba
   // Without overlap every bucket waits for the whole backward pass.
   const Scenario no = scenario_with("resnet50", "aws-p2.8xlarge", 1, R"({"name": "allreduce", "overlap": false})");
   const IterationPlan q = lower_for(no, 8);
-  for (const auto& it : q.programs[0].items)
+  for (const auto& it : q.program(0).items)
     if (it.kind == Item::Kind::kComm) {
       REQUIRE(it.deps.size() == 1);
-      const auto& dep = q.programs[0].items[static_cast<size_t>(it.deps[0])];
+      const auto& dep = q.program(0).items[static_cast<size_t>(it.deps[0])];
       CHECK(dep.compute.layer == 1);  // the last backward item is the first conv's weight gradient
     }
 }
@@ -116,7 +170,7 @@ TEST_CASE("synchronous parameter servers: push, server update, pull per bucket",
   CHECK(p.endpoints[17].node == 1);
   CHECK(elements_of(p, CollectivePurpose::kPsPushPull) == 2 * model.params());  // pushed and pulled once each
   int server_updates = 0;
-  for (const auto& it : p.programs[16].items)
+  for (const auto& it : p.program(16).items)
     if (it.kind == Item::Kind::kCompute && it.compute.phase == Phase::kServerUpdate) ++server_updates;
   CHECK(server_updates * 2 == static_cast<int>(p.collectives.size()));
   // Dedicated servers get nodes of their own.
@@ -142,7 +196,7 @@ TEST_CASE("local aggregation reduces inside nodes, async and mixed_async push on
     CHECK(c.on_demand);
     CHECK(c.participants.size() == 2);
   }
-  CHECK(q.programs.back().items.empty());  // the server only serves
+  CHECK(q.program(static_cast<int>(q.endpoints.size()) - 1).items.empty());  // the server only serves
 
   const Scenario mx = scenario_with("resnet18_cifar", "aws-p2.8xlarge", 2, R"({"name": "ps", "mode": "mixed_async"})");
   const IterationPlan r = lower_for(mx, 16);
@@ -186,7 +240,7 @@ TEST_CASE("hybrid: the fc head is split by neurons, the backbone all-reduced", "
                                        return -1;
                                      }())]
                                      .name);
-  for (const auto& it : p.programs[1].items)
+  for (const auto& it : p.program(1).items)
     if (it.kind == Item::Kind::kCompute && it.compute.layer == fc6 && it.compute.phase == Phase::kForward)
       CHECK(it.compute.flops == Approx(model.layers[static_cast<size_t>(fc6)].fwd_flops * 16));
   // Model-parallel layers must form the classifier.

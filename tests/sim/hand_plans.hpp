@@ -40,13 +40,19 @@ inline plan::Item compute_item(plan::Phase phase, double flops, std::vector<int>
   return it;
 }
 
-inline plan::Item comm_item(int collective, int rank, std::vector<int> deps) {
+// The endpoint's rank in the collective is its position among the collective's participants.
+inline plan::Item comm_item(int collective, std::vector<int> deps) {
   plan::Item it;
   it.kind = plan::Item::Kind::kComm;
   it.collective = collective;
-  it.rank_in_collective = rank;
   it.deps = std::move(deps);
   return it;
+}
+
+// Appends the program of the next endpoint (hand-built plans store one program per endpoint).
+inline void add_program(plan::IterationPlan& plan, plan::EndpointProgram prog) {
+  plan.program_of.push_back(static_cast<int>(plan.programs.size()));
+  plan.programs.push_back(std::move(prog));
 }
 
 inline plan::Endpoint worker(int i) {
@@ -76,9 +82,9 @@ inline plan::IterationPlan ring_data_parallel(int p, double f_flops, double b_fl
     plan::EndpointProgram prog;
     prog.items.push_back(compute_item(plan::Phase::kForward, f_flops, {}));
     prog.items.push_back(compute_item(plan::Phase::kBackwardWeight, b_flops, {0}));
-    prog.items.push_back(comm_item(0, r, {1}));
+    prog.items.push_back(comm_item(0, {1}));
     prog.items.push_back(compute_item(plan::Phase::kUpdate, u_flops, {2}));
-    plan.programs.push_back(prog);
+    add_program(plan, std::move(prog));
   }
   return plan;
 }

@@ -63,7 +63,7 @@ TEST_CASE("two flows into one GPU share its link and take twice as long", "[sim]
   plan.collectives.push_back(ci);
   for (int r = 0; r < 3; ++r) {
     plan.endpoints.push_back(test::worker(r));
-    plan.programs.push_back({{test::comm_item(0, r, {})}});
+    test::add_program(plan, {{test::comm_item(0, {})}});
   }
   sim::RunOptions opt;
   opt.iterations = 1;
@@ -106,11 +106,11 @@ TEST_CASE("asynchronous workers see stale parameters", "[sim]") {
     plan.collectives.push_back(ci);
     plan.endpoints.push_back(test::worker(w));
     // Workers differ a little so that arrivals interleave.
-    plan.programs.push_back({{test::compute_item(plan::Phase::kForward, 1e10 * (1.0 + 0.1 * w), {}),
-                              test::comm_item(w, 0, {0})}});
+    test::add_program(plan, {{test::compute_item(plan::Phase::kForward, 1e10 * (1.0 + 0.1 * w), {}),
+                              test::comm_item(w, {0})}});
   }
   plan.endpoints.push_back(server);
-  plan.programs.emplace_back();
+  test::add_program(plan, {});
   sim::RunOptions opt;
   opt.iterations = 6;
   opt.warmup = 2;

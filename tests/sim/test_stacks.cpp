@@ -144,7 +144,7 @@ TEST_CASE("lowering gives every convolution and FC op its GEMM shape", "[unit]")
   const auto cluster = plan::load_scenario_cluster(s, 1);
   const plan::IterationPlan plan = plan::lower(s, model, cluster, 1);
   int convs = 0;
-  for (const plan::Item& item : plan.programs.at(0).items) {
+  for (const plan::Item& item : plan.program(0).items) {
     const plan::ComputeOp& op = item.compute;
     if (item.kind != plan::Item::Kind::kCompute || op.layer < 0) continue;
     const models::Layer& L = model.layers.at(static_cast<size_t>(op.layer));
