@@ -81,7 +81,56 @@ const std::map<std::string, Generator>& generators(Collective kind) {
   return custom;
 }
 
+using RoundsForm = std::function<CollectiveRounds(int p, int64_t n, int64_t eb, const CollectiveOptions& o)>;
+
+// The symbolic rounds registered beside their generators (each generator file states what its form equals).
+const std::map<std::string, RoundsForm>& symbolic_forms(Collective kind) {
+  static const std::map<std::string, RoundsForm> allreduce = {
+      {"ring", [](int p, int64_t n, int64_t eb, const CollectiveOptions&) {
+         return ring_rounds(Collective::kAllReduce, p, n, eb);
+       }},
+      {"direct", [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return direct_allreduce_rounds(p, n, eb); }},
+      {"hierarchical",
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return hierarchical_allreduce_rounds(p, n, eb, o); }},
+  };
+  static const std::map<std::string, RoundsForm> reduce_scatter = {
+      {"ring", [](int p, int64_t n, int64_t eb, const CollectiveOptions&) {
+         return ring_rounds(Collective::kReduceScatter, p, n, eb);
+       }},
+  };
+  static const std::map<std::string, RoundsForm> allgather = {
+      {"ring", [](int p, int64_t n, int64_t eb, const CollectiveOptions&) {
+         return ring_rounds(Collective::kAllGather, p, n, eb);
+       }},
+  };
+  static const std::map<std::string, RoundsForm> none;
+  switch (kind) {
+    case Collective::kAllReduce: return allreduce;
+    case Collective::kReduceScatter: return reduce_scatter;
+    case Collective::kAllGather: return allgather;
+    case Collective::kReduce:
+    case Collective::kBroadcast:
+    case Collective::kPushPull:
+    case Collective::kCustom: return none;
+  }
+  return none;
+}
+
 }  // namespace
+
+bool has_symbolic_rounds(Collective kind, const std::string& algorithm) {
+  return symbolic_forms(kind).count(algorithm) > 0;
+}
+
+CollectiveRounds collective_rounds(Collective kind, const std::string& algorithm, int ranks, int64_t elements,
+                                   int64_t element_bytes, const CollectiveOptions& options) {
+  const auto& forms = symbolic_forms(kind);
+  const auto it = forms.find(algorithm);
+  if (it == forms.end()) return rounds_of(make_collective(kind, algorithm, ranks, elements, element_bytes, options));
+  if (ranks < 1) throw InputError("", "--ranks", fmt::format("a positive rank count (got {})", ranks));
+  if (elements < 0) throw InputError("", "--bytes", "a non-negative size");
+  return it->second(ranks, elements, element_bytes, options);
+}
 
 std::vector<Collective> all_collectives() {
   return {Collective::kAllReduce, Collective::kReduceScatter, Collective::kAllGather, Collective::kReduce,

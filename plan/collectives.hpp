@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/rounds.hpp"
 #include "plan/schedule.hpp"
 
 namespace scaletwin::plan {
@@ -31,6 +32,11 @@ struct CollectiveOptions {
 Schedule make_collective(Collective kind, const std::string& algorithm, int ranks, int64_t elements,
                          int64_t element_bytes, const CollectiveOptions& options = {});
 std::vector<std::string> collective_algorithms(Collective kind);
+// The rounds (plan/rounds.hpp) of make_collective(kind, algorithm, ...): the generator's symbolic form where it
+// registers one (has_symbolic_rounds), else extracted from the generated schedule (rounds_of).
+CollectiveRounds collective_rounds(Collective kind, const std::string& algorithm, int ranks, int64_t elements,
+                                   int64_t element_bytes, const CollectiveOptions& options = {});
+bool has_symbolic_rounds(Collective kind, const std::string& algorithm);
 std::vector<Collective> all_collectives();
 // "allreduce", "reduce_scatter", ... (collective_name); InputError listing the known names otherwise.
 Collective collective_from_name(const std::string& name, const std::string& option = "--collective");
@@ -39,6 +45,8 @@ Collective collective_from_name(const std::string& name, const std::string& opti
 Schedule ring_reduce_scatter(int p, int64_t n, int64_t element_bytes);
 Schedule ring_allgather(int p, int64_t n, int64_t element_bytes);
 Schedule ring_allreduce(int p, int64_t n, int64_t element_bytes);
+// Symbolic rounds of the three ring collectives (see gen_ring.cpp).
+CollectiveRounds ring_rounds(Collective collective, int p, int64_t n, int64_t element_bytes);
 
 Schedule interval_pairing_reduce_scatter(int p, int64_t n, int64_t element_bytes);
 Schedule interval_pairing_allgather(int p, int64_t n, int64_t element_bytes);
@@ -54,6 +62,7 @@ int btree_parent(int p, int rank);
 int dtree_parent(int p, int rank);
 
 Schedule direct_allreduce(int p, int64_t n, int64_t element_bytes);
+CollectiveRounds direct_allreduce_rounds(int p, int64_t n, int64_t element_bytes);  // see gen_direct.cpp
 Schedule direct_reduce_scatter(int p, int64_t n, int64_t element_bytes);
 Schedule direct_allgather(int p, int64_t n, int64_t element_bytes);
 
@@ -65,6 +74,8 @@ Schedule ps_pull(int workers, int servers, int64_t n, int64_t element_bytes);
 Schedule ps_push_pull(int workers, int servers, int64_t n, int64_t element_bytes);
 
 Schedule hierarchical_allreduce(int p, int64_t n, int64_t element_bytes, const CollectiveOptions& options);
+CollectiveRounds hierarchical_allreduce_rounds(int p, int64_t n, int64_t element_bytes,
+                                               const CollectiveOptions& options);  // see gen_hierarchical.cpp
 // The hybrid's traffic for one model-parallel layer: an all-gather of activations (elements [0, n)) then a
 // reduce-scatter of input gradients (elements [n, 2n)), with options.intra as the algorithm of both.
 Schedule hybrid_traffic(int p, int64_t n, int64_t element_bytes, const std::string& algorithm);

@@ -12,6 +12,11 @@
 // chunk rounding. The all-reduce needs n scratch elements per rank (Schedule::scratch_elements): received data
 // is reduced into the buffer while the rank's own contribution is still being sent.
 // Preconditions: p ≥ 1, any n ≥ 0. Reference: the baseline of Thakur, Rabenseifner and Gropp 2005.
+//
+// Symbolic rounds of the all-reduce (direct_allreduce_rounds, registered): equal to rounds_of(direct_allreduce)
+// without its p · 2(p−1) steps: a round of copies (every rank copies n elements to its scratch), then one round of
+// p(p−1) flows r → q (q ≠ r, r ascending then q) of n elements, every receiver reducing.
+#include "core/error.hpp"
 #include "plan/collectives.hpp"
 #include "plan/compose.hpp"
 
@@ -61,6 +66,28 @@ Schedule direct_allgather(int p, int64_t n, int64_t element_bytes) {
   Schedule s = b.finish();
   set_data_model(s, Collective::kAllGather, InitialData::kOwnSlice, Goal::kGatheredAll);
   return s;
+}
+
+CollectiveRounds direct_allreduce_rounds(int p, int64_t n, int64_t element_bytes) {
+  ST_ASSERT(p >= 1 && n >= 0, "direct rounds: bad shape");
+  CollectiveRounds out;
+  out.ranks = p;
+  if (p == 1) return out;
+  Round copies;
+  for (int r = 0; r < p; ++r) copies.copies.push_back({r, n * element_bytes});
+  out.rounds.push_back(std::move(copies));
+  std::vector<RankFlow> all_pairs;
+  all_pairs.reserve(static_cast<size_t>(p) * static_cast<size_t>(p - 1));
+  for (int r = 0; r < p; ++r)
+    for (int q = 0; q < p; ++q)
+      if (q != r) all_pairs.push_back({r, q});
+  out.patterns.push_back(std::move(all_pairs));
+  Round exchange;
+  exchange.pattern = 0;
+  exchange.bytes = n * element_bytes;
+  exchange.reduce_all = true;
+  out.rounds.push_back(std::move(exchange));
+  return out;
 }
 
 }  // namespace scaletwin::plan

@@ -14,8 +14,18 @@
 // and ring between: 2(L−1)/L · n + 2(G−1)/G · n/L.
 // Preconditions: ranks_per_node divides p; intra has reduce-scatter and all-gather forms (ring, interval_pairing,
 // halving_doubling, direct); inter is any all-reduce but hierarchical and ps.
+//
+// Symbolic rounds (hierarchical_allreduce_rounds, registered): the same composition on rounds (rounds.hpp), of the
+// parts' own rounds (collective_rounds: symbolic where their generator has a form, else extracted), so 65,536
+// ranks cost the rounds of one node and of one lane, not the 10^9 steps of the schedule. Equal to
+// rounds_of(hierarchical_allreduce) when each phase ends on every rank in its last round: every intra and inter
+// algorithm but the double binary tree (pipelined chunks end on different rounds) and halving-doubling between a
+// node count that is not a power of two (its extra nodes idle in the middle rounds). For those the composition
+// keeps every transfer and joins the phases at a round boundary, as lockstep timing of the whole would within a
+// phase; tests/plan/test_rounds.cpp checks both.
 #include <fmt/format.h>
 
+#include <map>
 #include <utility>
 
 #include "core/error.hpp"
@@ -24,31 +34,49 @@
 
 namespace scaletwin::plan {
 
-Schedule hierarchical_allreduce(int p, int64_t n, int64_t element_bytes, const CollectiveOptions& options) {
-  const int per_node = options.ranks_per_node > 0 ? options.ranks_per_node : p;
-  if (p % per_node != 0)
-    throw InputError("", "--ranks-per-node",
-                     fmt::format("a divisor of the rank count {} (got {})", p, options.ranks_per_node));
-  if (options.inter == "hierarchical" || options.inter == "ps")
-    throw InputError("", "inter", "an all-reduce algorithm other than hierarchical and ps");
-  const int nodes = p / per_node;
-  std::vector<Schedule> reduce_scatter, allreduce, allgather;
-  for (int g = 0; g < nodes; ++g) {
+namespace {
+
+// p ranks as nodes × per_node (checked with the options), and the rank groups of the phases.
+struct Layout {
+  int per_node = 0, nodes = 0;
+  Layout(int p, const CollectiveOptions& options) : per_node(options.ranks_per_node > 0 ? options.ranks_per_node : p) {
+    if (p % per_node != 0)
+      throw InputError("", "--ranks-per-node",
+                       fmt::format("a divisor of the rank count {} (got {})", p, options.ranks_per_node));
+    if (options.inter == "hierarchical" || options.inter == "ps")
+      throw InputError("", "inter", "an all-reduce algorithm other than hierarchical and ps");
+    nodes = p / per_node;
+  }
+  std::vector<int> node(int g) const {  // the ranks of node g
     std::vector<int> group;
     for (int l = 0; l < per_node; ++l) group.push_back(g * per_node + l);
-    reduce_scatter.push_back(
-        remap(make_collective(Collective::kReduceScatter, options.intra, per_node, n, element_bytes), group, p));
+    return group;
+  }
+  std::vector<int> lane(int l) const {  // local rank l of every node
+    std::vector<int> group;
+    for (int g = 0; g < nodes; ++g) group.push_back(g * per_node + l);
+    return group;
+  }
+};
+
+}  // namespace
+
+Schedule hierarchical_allreduce(int p, int64_t n, int64_t element_bytes, const CollectiveOptions& options) {
+  const Layout layout(p, options);
+  const int per_node = layout.per_node, nodes = layout.nodes;
+  std::vector<Schedule> reduce_scatter, allreduce, allgather;
+  for (int g = 0; g < nodes; ++g) {
+    reduce_scatter.push_back(remap(make_collective(Collective::kReduceScatter, options.intra, per_node, n, element_bytes),
+                                   layout.node(g), p));
     allgather.push_back(
-        remap(make_collective(Collective::kAllGather, options.intra, per_node, n, element_bytes), group, p));
+        remap(make_collective(Collective::kAllGather, options.intra, per_node, n, element_bytes), layout.node(g), p));
   }
   CollectiveOptions inner = options;
   inner.ranks_per_node = 0;
   for (int l = 0; l < per_node; ++l) {
-    std::vector<int> group;
-    for (int g = 0; g < nodes; ++g) group.push_back(g * per_node + l);
     const int64_t off = part_offset(n, per_node, l), len = part_offset(n, per_node, l + 1) - off;
     Schedule slice = make_collective(Collective::kAllReduce, options.inter, nodes, len, element_bytes, inner);
-    allreduce.push_back(remap(shift(std::move(slice), off, n), group, p));
+    allreduce.push_back(remap(shift(std::move(slice), off, n), layout.lane(l), p));
   }
   Schedule s = sequence(schedules(parallel(std::move(reduce_scatter), "intra reduce-scatter"),
                                    parallel(std::move(allreduce), "inter all-reduce"),
@@ -56,6 +84,31 @@ Schedule hierarchical_allreduce(int p, int64_t n, int64_t element_bytes, const C
                         fmt::format("hierarchical({}, {})", options.intra, options.inter));
   set_data_model(s, Collective::kAllReduce, InitialData::kOwn, Goal::kReducedAll);
   return s;
+}
+
+CollectiveRounds hierarchical_allreduce_rounds(int p, int64_t n, int64_t element_bytes, const CollectiveOptions& options) {
+  const Layout layout(p, options);
+  const int per_node = layout.per_node, nodes = layout.nodes;
+  const CollectiveRounds scatter = collective_rounds(Collective::kReduceScatter, options.intra, per_node, n, element_bytes);
+  const CollectiveRounds gather = collective_rounds(Collective::kAllGather, options.intra, per_node, n, element_bytes);
+  std::vector<CollectiveRounds> reduce_scatter, allreduce, allgather;
+  for (int g = 0; g < nodes; ++g) {
+    reduce_scatter.push_back(remap_rounds(scatter, layout.node(g), p));
+    allgather.push_back(remap_rounds(gather, layout.node(g), p));
+  }
+  CollectiveOptions inner = options;
+  inner.ranks_per_node = 0;
+  std::map<int64_t, CollectiveRounds> lane_of_length;  // slices differ by at most one element: two lanes at most
+  for (int l = 0; l < per_node; ++l) {
+    const int64_t len = part_offset(n, per_node, l + 1) - part_offset(n, per_node, l);
+    auto it = lane_of_length.find(len);
+    if (it == lane_of_length.end())
+      it = lane_of_length
+               .emplace(len, collective_rounds(Collective::kAllReduce, options.inter, nodes, len, element_bytes, inner))
+               .first;
+    allreduce.push_back(remap_rounds(it->second, layout.lane(l), p));
+  }
+  return sequence_rounds({parallel_rounds(reduce_scatter), parallel_rounds(allreduce), parallel_rounds(allgather)});
 }
 
 }  // namespace scaletwin::plan

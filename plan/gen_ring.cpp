@@ -15,6 +15,12 @@
 // Bytes sent per rank: each phase, every chunk but one: n - |C_j| elements, i.e. (p-1)/p · n up to chunk rounding
 // (less than one element off); all-reduce 2(p-1)/p · n.
 // Preconditions: p ≥ 1, any n ≥ 0 (chunks may be empty when n < p; their transfers are omitted).
+//
+// Symbolic rounds (ring_rounds, registered for the three): one pattern (r → r+1 for every r) and p−1 rounds per
+// phase of ⌈n/p⌉ elements per flow: the rounds of rounds_of(schedule) with every transfer carrying the largest
+// chunk (chunks differ by at most one element; when n < p the empty chunks' transfers are kept at one element).
+// Every rank does the same in every round, so lockstep timing is its step-level timing (lockstep_exact).
+#include "core/error.hpp"
 #include "plan/collectives.hpp"
 #include "plan/compose.hpp"
 
@@ -69,6 +75,32 @@ Schedule ring_allreduce(int p, int64_t n, int64_t element_bytes) {
       sequence(schedules(ring_reduce_scatter(p, n, element_bytes), ring_allgather(p, n, element_bytes)), "ring");
   set_data_model(s, Collective::kAllReduce, InitialData::kOwn, Goal::kReducedAll);
   return s;
+}
+
+CollectiveRounds ring_rounds(Collective collective, int p, int64_t n, int64_t element_bytes) {
+  ST_ASSERT(p >= 1 && n >= 0, "ring rounds: bad shape");
+  CollectiveRounds out;
+  out.ranks = p;
+  out.lockstep_exact = true;
+  const int64_t chunk = (n + p - 1) / p;
+  if (p == 1 || chunk == 0) return out;
+  std::vector<RankFlow> ring;
+  for (int r = 0; r < p; ++r) ring.push_back({r, (r + 1) % p});
+  out.patterns.push_back(std::move(ring));
+  const bool scatter = collective == Collective::kReduceScatter || collective == Collective::kAllReduce;
+  const bool gather = collective == Collective::kAllGather || collective == Collective::kAllReduce;
+  ST_ASSERT(scatter || gather, "ring rounds: all-reduce, reduce-scatter or all-gather");
+  for (int phase = 0; phase < 2; ++phase) {
+    if ((phase == 0 && !scatter) || (phase == 1 && !gather)) continue;
+    for (int k = 0; k + 1 < p; ++k) {
+      Round round;
+      round.pattern = 0;
+      round.bytes = chunk * element_bytes;
+      round.reduce_all = phase == 0;
+      out.rounds.push_back(std::move(round));
+    }
+  }
+  return out;
 }
 
 }  // namespace scaletwin::plan

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "models/model.hpp"
+#include "plan/rounds.hpp"
 #include "plan/scenario.hpp"
 #include "plan/schedule.hpp"
 #include "topology/cluster.hpp"
@@ -103,6 +104,8 @@ struct ScheduleRecipe {
   int root = 0;
 };
 Schedule make_schedule(const ScheduleRecipe& recipe);
+// The rounds of make_schedule(recipe) (collective_rounds: symbolic where the generator registers a form).
+CollectiveRounds recipe_rounds(const ScheduleRecipe& recipe);
 
 struct LowerOptions {
   bool materialize_schedules = true;  // false: schedule shells + recipes (no O(GPUs²) steps; no GPU limit)

@@ -8,14 +8,26 @@
 
 namespace scaletwin::plan {
 
-Schedule make_schedule(const ScheduleRecipe& r) {
+namespace {
+
+CollectiveOptions options_of(const ScheduleRecipe& r) {
   CollectiveOptions options;
   options.ranks_per_node = r.ranks_per_node;
   options.intra = r.intra;
   options.inter = r.inter;
   options.servers = r.servers;
   options.root = r.root;
-  return make_collective(r.collective, r.algorithm, r.ranks, r.elements, r.element_bytes, options);
+  return options;
+}
+
+}  // namespace
+
+Schedule make_schedule(const ScheduleRecipe& r) {
+  return make_collective(r.collective, r.algorithm, r.ranks, r.elements, r.element_bytes, options_of(r));
+}
+
+CollectiveRounds recipe_rounds(const ScheduleRecipe& r) {
+  return collective_rounds(r.collective, r.algorithm, r.ranks, r.elements, r.element_bytes, options_of(r));
 }
 
 bool IterationPlan::materialized() const {

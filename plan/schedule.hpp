@@ -104,6 +104,15 @@ struct Schedule {
   size_t total_steps() const;
 };
 
+// Static facts about a schedule that interpreters and round extraction need: for every Recv/RecvReduce step the
+// matching Send step index on the peer (FIFO per (src, dst, channel); -1 for other steps), and the reverse
+// dependency lists. Throws InternalError when sends and receives do not pair up or deps point forward.
+struct ScheduleIndex {
+  std::vector<std::vector<int>> send_step_of_recv;        // [rank][step]
+  std::vector<std::vector<std::vector<int>>> dependents;  // [rank][step] -> later steps that list it
+};
+ScheduleIndex index_schedule(const Schedule& schedule);
+
 // Balanced partition of n elements into k parts: part i is [part_offset(n,k,i), part_offset(n,k,i+1)).
 inline int64_t part_offset(int64_t n, int64_t k, int64_t i) { return n * i / k; }
 

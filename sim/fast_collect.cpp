@@ -14,39 +14,31 @@ namespace scaletwin::sim::fast {
 
 CollectiveRounds rounds_for_schedule(const plan::IterationPlan& plan, int s) {
   const plan::Schedule& schedule = plan.schedules.at(static_cast<size_t>(s));
-  if (static_cast<int>(schedule.programs.size()) == schedule.ranks) return rounds_of(schedule);
+  if (static_cast<int>(schedule.programs.size()) == schedule.ranks) return plan::rounds_of(schedule);
   ST_ASSERT(static_cast<size_t>(s) < plan.recipes.size(),
             "fast mode: schedule " + schedule.name + " is neither materialized nor described by a recipe");
-  const plan::ScheduleRecipe& recipe = plan.recipes[static_cast<size_t>(s)];
-  const bool ring_family = recipe.collective == plan::Collective::kAllReduce ||
-                           recipe.collective == plan::Collective::kReduceScatter ||
-                           recipe.collective == plan::Collective::kAllGather;
-  if (recipe.algorithm == "ring" && ring_family)
-    return ring_rounds(recipe.collective, recipe.ranks, recipe.elements, recipe.element_bytes);
-  if (recipe.algorithm == "direct" && recipe.collective == plan::Collective::kAllReduce)
-    return direct_allreduce_rounds(recipe.ranks, recipe.elements, recipe.element_bytes);
-  // No symbolic form: generate the schedule for the time it takes to extract its rounds.
-  return rounds_of(plan::make_schedule(recipe));
+  return plan::recipe_rounds(plan.recipes[static_cast<size_t>(s)]);
 }
 
 std::optional<plan::Schedule> dataflow_schedule(const plan::IterationPlan& plan, int s) {
   const plan::Schedule& schedule = plan.schedules.at(static_cast<size_t>(s));
-  const bool materialized = static_cast<int>(schedule.programs.size()) == schedule.ranks;
-  const plan::ScheduleRecipe* recipe = static_cast<size_t>(s) < plan.recipes.size() ? &plan.recipes[static_cast<size_t>(s)] : nullptr;
-  if (recipe != nullptr && recipe->algorithm == "ring") return std::nullopt;  // lockstep rounds are exact for it
   if (schedule.ranks > kDataflowMaxRanks) return std::nullopt;
-  // p(p-1) flows at once: far above kDataflowMaxFlowsPerRank per rank, lockstep rounds (no need to generate it).
-  if (recipe != nullptr && recipe->algorithm == "direct" && recipe->ranks > kDataflowMaxFlowsPerRank + 1)
-    return std::nullopt;
-  ST_ASSERT(materialized || recipe != nullptr,
+  const bool materialized = static_cast<int>(schedule.programs.size()) == schedule.ranks;
+  ST_ASSERT(materialized || static_cast<size_t>(s) < plan.recipes.size(),
             "fast mode: schedule " + schedule.name + " is neither materialized nor described by a recipe");
-  plan::Schedule made = materialized ? schedule : plan::make_schedule(*recipe);
-  if (made.total_steps() > kDataflowMaxSteps) return std::nullopt;
+  if (static_cast<size_t>(s) < plan.recipes.size()) {  // its generator may state that lockstep rounds are exact
+    const plan::ScheduleRecipe& recipe = plan.recipes[static_cast<size_t>(s)];
+    if (plan::has_symbolic_rounds(recipe.collective, recipe.algorithm) && plan::recipe_rounds(recipe).lockstep_exact)
+      return std::nullopt;
+  }
+  const CollectiveRounds rounds = rounds_for_schedule(plan, s);
   // Every step-level event re-solves the rates of the flows in flight: schedules whose rounds hold more than
   // kDataflowMaxFlowsPerRank flows per rank (direct: p(p-1) at once) stay in lockstep rounds, where that cost is
   // paid once per round and memoized.
-  for (const std::vector<RankFlow>& pattern : rounds_of(made).patterns)
-    if (pattern.size() > static_cast<size_t>(kDataflowMaxFlowsPerRank * made.ranks)) return std::nullopt;
+  for (const std::vector<RankFlow>& pattern : rounds.patterns)
+    if (pattern.size() > static_cast<size_t>(kDataflowMaxFlowsPerRank * schedule.ranks)) return std::nullopt;
+  plan::Schedule made = materialized ? schedule : plan::make_schedule(plan.recipes[static_cast<size_t>(s)]);
+  if (made.total_steps() > kDataflowMaxSteps) return std::nullopt;
   return made;
 }
 

@@ -5,7 +5,7 @@
 // the links max-min fairly with every other transfer in flight; a RecvReduce reduces after its transfer, a Copy
 // copies — but driven by the fast mode's event loop and flow network instead of SimGrid.
 //
-// Why: lockstep rounds (fast_rounds.hpp) wait for the slowest transfer of every round. Where a round mixes fast
+// Why: lockstep rounds (plan/rounds.hpp) wait for the slowest transfer of every round. Where a round mixes fast
 // and slow links (pipelined trees across NVLink/PCIe and the network, binomial trees of local aggregation, the
 // pushes of a parameter server) or where several collectives overlap and their ranks drift apart, ranks of the
 // message level run ahead and lockstep was up to 8% pessimistic. Cost: one event per step instead of per round,

@@ -123,6 +123,7 @@ const std::map<int, FlowNetwork::PatternRates>& FlowNetwork::rates(std::vector<i
   memo_flows_ += active.size();
   if (memo_flows_ > kMemoMaxFlows) {
     memo_.clear();
+    ++memo_generation_;
     memo_flows_ = active.size();
   }
   ++computed_;

@@ -48,6 +48,8 @@ class FlowNetwork {
   };
   const std::map<int, PatternRates>& rates(std::vector<int> active);
   size_t combinations_computed() const { return computed_; }
+  // Incremented whenever the memo is emptied: a PatternRates reference stays valid within one generation.
+  size_t memo_generation() const { return memo_generation_; }
 
  private:
   struct Pattern {
@@ -77,6 +79,7 @@ class FlowNetwork {
   std::map<std::vector<int>, std::map<int, PatternRates>> memo_;
   static constexpr size_t kMemoMaxFlows = size_t{1} << 22;  // pattern ids held by the memo's keys, at most
   size_t memo_flows_ = 0;
+  size_t memo_generation_ = 0;
   size_t computed_ = 0;
 };
 

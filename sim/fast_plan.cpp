@@ -138,20 +138,26 @@ double FastPlan::pre_s(int c, size_t round) {
 bool FastPlan::has_transfer(int c, size_t round) { return round_of(c, round).pattern >= 0; }
 
 double FastPlan::post_s(int c, size_t round) {
+  const CollectiveRounds& rounds = this->rounds(c);
   const Round& r = round_of(c, round);
-  if (r.pattern >= 0 && r.reduce_all && r.flow_bytes.empty() && r.copies.empty())
+  if (r.pattern >= 0 && r.reduce_all && r.flow_bytes < 0 && r.copies.empty())
     return static_cast<double>(r.bytes) * pattern_info(c, r.pattern).reduce_s_per_byte;
-  if (!r.reduce_all && r.reduce.empty() && r.copies.empty()) return 0.0;  // plain receives
+  if (!r.reduce_all && r.reduce < 0 && r.copies.empty()) return 0.0;  // plain receives
+  const auto key = std::make_tuple(c, r.pattern, r.bytes, r.flow_bytes, r.reduce_all, r.reduce);
+  if (r.copies.empty()) {
+    const auto memo = post_s_.find(key);
+    if (memo != post_s_.end()) return memo->second;
+  }
   const auto& participants = plan_.collectives[static_cast<size_t>(c)].participants;
   std::unordered_map<int, std::pair<double, double>> reduced;  // rank → (largest, total) bytes
   std::unordered_map<int, double> busy_s;                      // rank → copy seconds
   if (r.pattern >= 0) {
-    const auto& flows = rounds(c).patterns[static_cast<size_t>(r.pattern)];
+    const auto& flows = rounds.patterns[static_cast<size_t>(r.pattern)];
     for (size_t f = 0; f < flows.size(); ++f) {
-      if (!r.reduces(f)) continue;
+      if (!rounds.reduces(r, f)) continue;
       auto& [largest, total] = reduced[flows[f].second];
-      largest = std::max(largest, static_cast<double>(r.bytes_of(f)));
-      total += static_cast<double>(r.bytes_of(f));
+      largest = std::max(largest, static_cast<double>(rounds.bytes_of(r, f)));
+      total += static_cast<double>(rounds.bytes_of(r, f));
     }
   }
   for (const auto& [rank, bytes] : r.copies)
@@ -160,14 +166,21 @@ double FastPlan::post_s(int c, size_t round) {
     busy_s[rank] += std::max(lt.first, lt.second / kCores) / reduce_Bps_[static_cast<size_t>(participants[static_cast<size_t>(rank)])];
   double post = 0.0;
   for (const auto& [rank, s] : busy_s) post = std::max(post, s);
+  if (r.copies.empty()) post_s_.emplace(key, post);
   return post;
 }
 
 double FastPlan::transfer_s(int c, size_t round, const FlowNetwork::PatternRates& pr) {
   const Round& r = round_of(c, round);
-  if (r.flow_bytes.empty()) return static_cast<double>(r.bytes) * pr.max_inverse_rate;
+  if (r.flow_bytes < 0) return static_cast<double>(r.bytes) * pr.max_inverse_rate;
+  const int s = plan_.collectives[static_cast<size_t>(c)].schedule;
+  const auto key = std::make_tuple(s, r.flow_bytes, &pr, network_.memo_generation());
+  const auto memo = table_transfer_s_.find(key);
+  if (memo != table_transfer_s_.end()) return memo->second;
+  const std::vector<int64_t>& bytes = rounds(c).byte_tables[static_cast<size_t>(r.flow_bytes)];
   double t = 0.0;
-  for (size_t f = 0; f < r.flow_bytes.size(); ++f) t = std::max(t, static_cast<double>(r.flow_bytes[f]) * pr.inverse_rate[f]);
+  for (size_t f = 0; f < bytes.size(); ++f) t = std::max(t, static_cast<double>(bytes[f]) * pr.inverse_rate[f]);
+  table_transfer_s_.emplace(key, t);
   return t;
 }
 

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -20,12 +21,15 @@
 #include "sim/compute_model.hpp"
 #include "sim/fast_dataflow.hpp"
 #include "sim/fast_network.hpp"
-#include "sim/fast_rounds.hpp"
 #include "sim/report.hpp"
 #include "sim/runner.hpp"
 #include "topology/cluster.hpp"
 
 namespace scaletwin::sim::fast {
+
+using plan::CollectiveRounds;
+using plan::RankFlow;
+using plan::Round;
 
 struct IterationRecord {
   double start_s = 0.0;
@@ -34,11 +38,13 @@ struct IterationRecord {
   std::map<int, double> collective_s;  // collective index -> launch-to-completion seconds
 };
 
-// The rounds of schedule `s` of `plan`: from its steps when materialized, else from its recipe.
+// The rounds of schedule `s` of `plan`: from its steps when materialized, else from its recipe (the generator's
+// symbolic form where it has one, plan/rounds.hpp).
 CollectiveRounds rounds_for_schedule(const plan::IterationPlan& plan, int s);
 
-// Schedules up to this many ranks and steps, with rounds of few flows, run step by step (fast_dataflow.hpp); larger ones, and the symbolic ring
-// (lockstep rounds of the ring are what its ranks do), run in lockstep rounds.
+// Schedules up to this many ranks and steps, with rounds of few flows, run step by step (fast_dataflow.hpp); larger
+// ones, and those whose generator states that lockstep rounds are what its ranks do (lockstep_exact), in lockstep
+// rounds.
 constexpr size_t kDataflowMaxSteps = size_t{1} << 16;
 constexpr int kDataflowMaxRanks = 64;
 constexpr int kDataflowMaxFlowsPerRank = 4;  // in one round
@@ -106,6 +112,11 @@ class FastPlan {
   std::vector<std::vector<std::pair<int, int>>> participants_;  // [collective]
   std::map<int, std::unique_ptr<CollectiveRounds>> rounds_by_schedule_;
   std::map<std::pair<int, int>, PatternInfo> pattern_info_;  // (collective, schedule pattern)
+  // Rounds of one schedule that differ per flow (a byte or reduce table) repeat by the thousand in a composed
+  // collective: their post-processing time per (collective, pattern, bytes, tables), and their transfer time per
+  // (schedule, byte table, rates of the current combination and their memo generation), computed once.
+  std::map<std::tuple<int, int, int64_t, int, bool, int>, double> post_s_;
+  std::map<std::tuple<int, int, const FlowNetwork::PatternRates*, size_t>, double> table_transfer_s_;
   std::map<int, std::unique_ptr<DataflowSchedule>> dataflow_by_schedule_;  // null: lockstep rounds
   std::map<int, DataflowCosts> dataflow_costs_;                           // per collective
   std::map<std::pair<int, int>, int> flow_pattern_;                       // vertex pair → network pattern

@@ -4,11 +4,11 @@
 //   compute     as in the message-level runner: one compute stream per endpoint (lowest ready item first), the
 //               same ComputeModel; communication items run concurrently with it; deps honoured; the next
 //               iteration starts when every item of the previous one has completed on that endpoint
-//   collectives step by step (fast_dataflow.hpp) for schedules up to 256 ranks (except the ring): every rank starts
+//   collectives step by step (fast_dataflow.hpp) for schedules up to 64 ranks (except the ring): every rank starts
 //               its part when its endpoint reaches the item, each transfer when both its sides are posted, as the
 //               message level does; a participant's item completes when its ranks are done (for a twin class,
 //               when all of its ranks are)
-//               or in lockstep rounds (fast_rounds.hpp) for the symbolic ring and larger schedules: they start
+//               or in lockstep rounds (plan/rounds.hpp) for the ring and larger schedules: they start
 //               when every participant has reached its item; a round = [sender overhead + largest route latency]
 //               → [transfer: its flows share the links, max-min fairly, with every other transfer in flight]
 //               → [reductions and copies on the receivers]; every participant's item completes with the last round
@@ -21,7 +21,8 @@
 //               straggler's compute times (a straggler is a twin class of its own)
 //
 // Plans whose schedules were not materialized (plan::LowerOptions::materialize_schedules = false) are timed from
-// their recipes: symbolic rounds for the ring generators, a materialized schedule for the others.
+// their recipes: the generator's symbolic rounds where it registers them (plan/collectives.hpp), else the
+// rounds of the schedule generated for the time it takes to extract them.
 // Asynchronous plans (on-demand collectives) are not handled: fast_mode_supports() says so and callers use the
 // message-level runner for them (the point's fidelity says "message").
 //

@@ -25,14 +25,8 @@ namespace scaletwin::sim {
 
 namespace sg4 = simgrid::s4u;
 
-// Static facts about a schedule the interpreter needs: for every Recv/RecvReduce step the matching Send step
-// index on the peer (FIFO per (src, dst, channel); -1 for other steps), and the reverse dependency lists.
-// Throws InternalError when sends and receives do not pair up or deps point forward.
-struct ScheduleIndex {
-  std::vector<std::vector<int>> send_step_of_recv;        // [rank][step]
-  std::vector<std::vector<std::vector<int>>> dependents;  // [rank][step] -> later steps that list it
-};
-ScheduleIndex index_schedule(const plan::Schedule& schedule);
+using plan::index_schedule;
+using plan::ScheduleIndex;
 
 // Costs of the non-network parts of steps (from the compute model). As in plan/oracle.hpp: a RecvReduce ends
 // bytes / reduce_Bps after its transfer, a Copy takes bytes / copy_Bps; an infinite rate costs nothing.

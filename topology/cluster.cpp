@@ -99,6 +99,7 @@ struct Cluster::Impl {
   std::vector<int> leaf_vertex_of_node;     // fat tree only
   std::vector<int64_t> edge_latency_ps;
   std::vector<char> is_device;
+  std::vector<int> node_of;  // per vertex: its node, -1 for the network's switches
   mutable std::mutex mutex;
   // The search's state, kept between searches (all at rest: infinite distance, white, no predecessor edge).
   mutable std::vector<Cost> dist;
@@ -124,9 +125,16 @@ const std::vector<int>& Cluster::Impl::path(int source, int target, OtherEnd oth
     pred.assign(static_cast<size_t>(n), -1);
     color.assign(static_cast<size_t>(n), boost::white_color);
   }
+  const int source_node = node_of[static_cast<size_t>(source)], target_node = node_of[static_cast<size_t>(target)];
   auto weight = boost::make_function_property_map<EdgeDesc, Cost>([&](const EdgeDesc& e) -> Cost {
     const auto u = static_cast<int>(boost::source(e, graph));
     if (u != source && is_device[static_cast<size_t>(u)]) return kInfCost;  // devices are not transit vertices
+    // Nor is a third node: a node does not forward traffic between two others, so the search neither enters nor
+    // leaves one and stays within the two nodes and the network's switches (a large cluster has millions of
+    // vertices elsewhere).
+    const auto v = static_cast<int>(boost::target(e, graph));
+    for (const int node : {node_of[static_cast<size_t>(u)], node_of[static_cast<size_t>(v)]})
+      if (node >= 0 && node != source_node && node != target_node) return kInfCost;
     return {edge_latency_ps[static_cast<size_t>(boost::get(boost::edge_index, graph, e))], 1};
   });
   touched.clear();
@@ -205,7 +213,10 @@ Cluster::Cluster(ClusterSpec spec, int nodes) : spec_(std::move(spec)), nodes_(n
   }
   build_network(*impl);
 
-  for (const Vertex& v : vertices_) impl->is_device.push_back(v.kind == VertexKind::kDevice);
+  for (const Vertex& v : vertices_) {
+    impl->is_device.push_back(v.kind == VertexKind::kDevice);
+    impl->node_of.push_back(v.node);
+  }
   for (size_t v = 0; v < vertices_.size(); ++v) boost::add_vertex(impl->graph);
   for (size_t e = 0; e < edges_.size(); ++e) {
     const auto a = static_cast<size_t>(edges_[e].a), b = static_cast<size_t>(edges_[e].b);

@@ -1,5 +1,5 @@
-// The fast simulation mode (issue 5): max-min fair rates against a hand computation, rounds of materialized
-// schedules against the symbolic ring and the oracle's closed forms, twin classes, lazy plans against
+// The fast simulation mode (issue 5): max-min fair rates against a hand computation, lockstep rounds against the
+// oracle's closed forms (symbolic rounds: tests/plan/test_rounds.cpp), twin classes, lazy plans against
 // materialized ones, and agreement with the message-level runner within 1% for every scheme on small cases.
 #include <catch2/catch.hpp>
 
@@ -28,13 +28,13 @@ plan::Scenario scenario(const std::string& model, const std::string& cluster, in
 
 // Σ over lockstep rounds of α + (largest flow) β + (largest reduced flow) γ: the oracle's time for schedules
 // whose rounds move equal chunks.
-double lockstep_time(const sim::fast::CollectiveRounds& r, const plan::AlphaBetaGamma& c) {
+double lockstep_time(const plan::CollectiveRounds& r, const plan::AlphaBetaGamma& c) {
   double t = 0.0;
-  for (const sim::fast::Round& round : r.rounds) {
+  for (const plan::Round& round : r.rounds) {
     double largest = 0.0, reduced = 0.0;
     for (size_t f = 0; f < r.patterns[static_cast<size_t>(round.pattern)].size(); ++f) {
-      largest = std::max(largest, static_cast<double>(round.bytes_of(f)));
-      if (round.reduces(f)) reduced = std::max(reduced, static_cast<double>(round.bytes_of(f)));
+      largest = std::max(largest, static_cast<double>(r.bytes_of(round, f)));
+      if (r.reduces(round, f)) reduced = std::max(reduced, static_cast<double>(r.bytes_of(round, f)));
     }
     t += c.alpha_s + largest * c.beta_s_per_byte + reduced * c.gamma_s_per_byte;
   }
@@ -63,56 +63,16 @@ TEST_CASE("max-min fair rates: the receiver NIC is shared by three flows and the
   CHECK(net.combinations_computed() == solved);
 }
 
-TEST_CASE("rounds of a materialized direct all-reduce equal the symbolic direct rounds", "[unit]") {
-  for (int p : {1, 2, 7}) {
-    const auto extracted = sim::fast::rounds_of(plan::direct_allreduce(p, 300, 4));
-    const auto symbolic = sim::fast::direct_allreduce_rounds(p, 300, 4);
-    CHECK(symbolic.ranks == extracted.ranks);
-    REQUIRE(symbolic.rounds.size() == extracted.rounds.size());
-    CHECK(symbolic.patterns == extracted.patterns);
-    for (size_t k = 0; k < symbolic.rounds.size(); ++k) {
-      const auto& e = extracted.rounds[k];
-      const auto& y = symbolic.rounds[k];
-      CHECK(y.pattern == e.pattern);
-      CHECK(y.copies == e.copies);
-      CHECK(y.reduce_all == e.reduce_all);
-      CHECK(e.flow_bytes.empty());
-      if (e.pattern >= 0) CHECK(y.bytes == e.bytes);
-    }
-  }
-}
-
-TEST_CASE("rounds of a materialized ring equal the symbolic ring rounds", "[unit]") {
-  for (int64_t n : {600, 601}) {
-    const auto extracted = sim::fast::rounds_of(plan::ring_allreduce(6, n, 4));
-    const auto symbolic = sim::fast::ring_rounds(plan::Collective::kAllReduce, 6, n, 4);
-    REQUIRE(extracted.rounds.size() == 10);
-    REQUIRE(symbolic.rounds.size() == 10);
-    REQUIRE(extracted.patterns.size() == 1);
-    CHECK(extracted.patterns == symbolic.patterns);
-    for (size_t k = 0; k < 10; ++k) {
-      const auto& e = extracted.rounds[k];
-      CHECK(e.reduce_all == (k < 5));
-      CHECK(symbolic.rounds[k].reduce_all == (k < 5));
-      for (size_t f = 0; f < 6; ++f) {
-        CHECK(e.bytes_of(f) <= symbolic.rounds[k].bytes);
-        CHECK(e.bytes_of(f) >= symbolic.rounds[k].bytes - 4);
-      }
-      if (n == 600) CHECK(e.flow_bytes.empty());  // equal chunks: one size for the round
-    }
-  }
-}
-
 TEST_CASE("lockstep rounds reproduce the closed forms of the oracle", "[unit]") {
   const plan::AlphaBetaGamma c{5e-6, 1.0 / 12.5e9, 1.0 / 50e9, 0.0};
   for (int p : {2, 6, 8}) {
     const int64_t n = int64_t{p} * 1000;  // a multiple of p elements (4 bytes each)
     const double bytes = static_cast<double>(n * 4);
-    CHECK(lockstep_time(sim::fast::rounds_of(plan::ring_allreduce(p, n, 4)), c) ==
+    CHECK(lockstep_time(plan::rounds_of(plan::ring_allreduce(p, n, 4)), c) ==
           Approx(plan::closed_form_ring_allreduce(p, bytes, c)).epsilon(1e-12));
-    CHECK(lockstep_time(sim::fast::rounds_of(plan::interval_pairing_allreduce(p, n, 4)), c) ==
+    CHECK(lockstep_time(plan::rounds_of(plan::interval_pairing_allreduce(p, n, 4)), c) ==
           Approx(plan::closed_form_interval_pairing_allreduce(p, bytes, c)).epsilon(1e-12));
-    CHECK(lockstep_time(sim::fast::rounds_of(plan::halving_doubling_allreduce(p, n, 4)), c) ==
+    CHECK(lockstep_time(plan::rounds_of(plan::halving_doubling_allreduce(p, n, 4)), c) ==
           Approx(plan::closed_form_halving_doubling_allreduce(p, bytes, c)).epsilon(1e-12));
   }
 }
