@@ -71,9 +71,10 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
       k.scenario = scenario_of(r);
       k.real = r.data == "real";
       k.gpus = r.gpus();
-      const models::Model model = plan::load_scenario_model(k.scenario);
-      const topology::Cluster cluster = plan::load_scenario_cluster(k.scenario, k.gpus);
-      const plan::IterationPlan plan = plan::lower(k.scenario, model, cluster, k.gpus);
+      const plan::Point point = plan::prepare(k.scenario, k.gpus);
+      const models::Model& model = point.model;
+      const topology::Cluster& cluster = point.cluster;
+      const plan::IterationPlan& plan = point.plan;
       k.worker_ops.resize(static_cast<size_t>(plan.workers));
       k.worker_co_runners.resize(static_cast<size_t>(plan.workers));
       k.processor = sim::device_processor(cluster.spec().node.device, r.precision != "fp32");

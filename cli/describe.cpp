@@ -33,8 +33,8 @@ Json describe_scenario_json(const plan::Scenario& s) {
   const std::vector<int> sweep = s.sweep_gpus.empty() ? std::vector<int>{} : s.sweep_gpus;
   Json points = Json::array();
   for (int gpus : sweep) {
-    const topology::Cluster cluster = plan::load_scenario_cluster(s, gpus);
-    const plan::IterationPlan p = plan::lower(s, model, cluster, gpus);
+    const plan::Point point = plan::prepare(s, gpus);
+    const plan::IterationPlan& p = point.plan;
     const size_t items = p.total_items();
     points.push_back({{"gpus", gpus},
                       {"nodes", p.nodes},

@@ -177,12 +177,13 @@ std::unique_ptr<CheckpointStore> make_checkpoints(const detail::Context& ctx, Ba
 TrainResult train(const plan::Scenario& scenario, const TrainOptions& options, MPI_Comm comm) {
   const double start = detail::now_s();
   detail::Context ctx(scenario, options);
-  ctx.model = plan::load_scenario_model(scenario);
   ctx.comm = comm;
   ST_MPI_CHECK(MPI_Comm_rank(comm, &ctx.rank));
   ST_MPI_CHECK(MPI_Comm_size(comm, &ctx.ranks));
   const int workers = workers_for_ranks(scenario, ctx.ranks);
-  ctx.plan = plan::lower(scenario, ctx.model, plan::load_scenario_cluster(scenario, workers), workers);
+  plan::Point point = plan::prepare(scenario, workers);
+  ctx.model = std::move(point.model);
+  ctx.plan = std::move(point.plan);
   ST_ASSERT(static_cast<int>(ctx.plan.endpoints.size()) == ctx.ranks,
             fmt::format("the plan has {} endpoints for {} ranks", ctx.plan.endpoints.size(), ctx.ranks));
   for (const auto& c : ctx.plan.collectives)

@@ -149,6 +149,16 @@ topology::ClusterSpec load_scenario_cluster_spec(const Scenario& scenario);
 // The cluster of a scenario instantiated with cluster_nodes_needed() nodes.
 topology::Cluster load_scenario_cluster(const Scenario& scenario, int gpus);
 
+// One GPU count of a scenario, ready for a backend: its model, its cluster (with cluster_nodes_needed() nodes)
+// and the plan lowered from them. The one place where a scenario becomes what the simulator and the executor run.
+struct Point {
+  int gpus = 0;
+  models::Model model;
+  topology::Cluster cluster;
+  IterationPlan plan;
+};
+Point prepare(const Scenario& scenario, int gpus, const LowerOptions& options = {});
+
 // Throws InputError when the scheme cannot be lowered for this GPU count (e.g. more GPUs than the cluster has).
 IterationPlan lower(const Scenario& scenario, const models::Model& model, const topology::Cluster& cluster, int gpus);
 // Added (issue 5): with options; the overload above materializes every schedule.

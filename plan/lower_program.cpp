@@ -166,6 +166,12 @@ IterationPlan lower(const Scenario& scenario, const models::Model& model, const 
   return lower(scenario, model, cluster, gpus, LowerOptions{});
 }
 
+Point prepare(const Scenario& scenario, int gpus, const LowerOptions& options) {
+  Point point{gpus, load_scenario_model(scenario), load_scenario_cluster(scenario, gpus), IterationPlan{}};
+  point.plan = lower(scenario, point.model, point.cluster, gpus, options);
+  return point;
+}
+
 IterationPlan lower(const Scenario& scenario, const models::Model& model, const topology::Cluster& cluster, int gpus,
                     const LowerOptions& options) {
   const int per_node = scenario.gpus_per_node > 0 ? scenario.gpus_per_node : cluster.devices_per_node();

@@ -40,14 +40,12 @@ RunOptions scenario_run_options(const plan::Scenario& scenario, const RunOptions
 
 PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
                            const RunOptions& options) {
-  const models::Model model = plan::load_scenario_model(scenario);
-  const topology::Cluster cluster = plan::load_scenario_cluster(scenario, gpus);
-  const plan::IterationPlan plan = plan::lower(scenario, model, cluster, gpus);
+  const plan::Point p = plan::prepare(scenario, gpus);
   // The calibration's per-model factors (fitted by calibrate) apply to this scenario's model only, its stack's
   // costs to this scenario's stack; for_run clears both, so applying it again downstream changes nothing.
-  const Calibration for_model = calibration.for_run(model.name, run_stack(scenario, cluster));
-  PointResult point = run_iteration_plan(plan, cluster, for_model, scenario_run_options(scenario, options));
-  apply_compute_jitter(point, plan, cluster, for_model);
+  const Calibration for_model = calibration.for_run(p.model.name, run_stack(scenario, p.cluster));
+  PointResult point = run_iteration_plan(p.plan, p.cluster, for_model, scenario_run_options(scenario, options));
+  apply_compute_jitter(point, p.plan, p.cluster, for_model);
   return point;
 }
 
@@ -77,14 +75,12 @@ PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, cons
   const plan::Scheme& scheme = scenario.scheme;
   if (!fast || (scheme.has_servers() && scheme.ps.mode != plan::PsMode::kSync))
     return simulate_point_forked(scenario, gpus, calibration, options);
-  const models::Model model = plan::load_scenario_model(scenario);
-  const topology::Cluster cluster = plan::load_scenario_cluster(scenario, gpus);
   plan::LowerOptions lowering;
   lowering.materialize_schedules = false;  // the fast mode times recipes: no O(GPUs²) schedules
-  const plan::IterationPlan plan = plan::lower(scenario, model, cluster, gpus, lowering);
-  const Calibration for_model = calibration.for_run(model.name, run_stack(scenario, cluster));
-  PointResult point = run_iteration_plan_fast(plan, cluster, for_model, scenario_run_options(scenario, options));
-  apply_compute_jitter(point, plan, cluster, for_model);
+  const plan::Point p = plan::prepare(scenario, gpus, lowering);
+  const Calibration for_model = calibration.for_run(p.model.name, run_stack(scenario, p.cluster));
+  PointResult point = run_iteration_plan_fast(p.plan, p.cluster, for_model, scenario_run_options(scenario, options));
+  apply_compute_jitter(point, p.plan, p.cluster, for_model);
   return point;
 }
 
