@@ -180,15 +180,11 @@ double mape_of(const std::vector<double>& residuals) {
   return residuals.empty() ? 0.0 : 100.0 * s / static_cast<double>(residuals.size());
 }
 
-}  // namespace
-
-FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calibration& start,
-                          const FitOptions& options) {
-  if (runs.empty()) throw InputError("calibrate: no measured runs to fit");
-  Surrogate surrogate(runs);
+// The parameters the runs exercise, narrowed by --free and --fix (a parameter's full name or its last
+// component(s)).
+std::vector<Parameter> selected_parameters(const Surrogate& surrogate, const FitOptions& options) {
   std::vector<Parameter> params =
       choose_parameters(surrogate.exercised(), ParameterChoice{options.fixed_links, options.model_factors});
-  // A name in --free or --fix: the parameter's full name or its last component(s).
   const auto named_in = [](const Parameter& p, const std::vector<std::string>& names) {
     return std::any_of(names.begin(), names.end(),
                        [&](const std::string& f) { return p.name == f || p.name.ends_with("/" + f); });
@@ -196,6 +192,48 @@ FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calib
   if (!options.free.empty()) std::erase_if(params, [&](const Parameter& p) { return !named_in(p, options.free); });
   std::erase_if(params, [&](const Parameter& p) { return named_in(p, options.fixed); });
   if (params.empty()) throw InputError("", "--free", "at least one parameter the runs exercise");
+  return params;
+}
+
+// Moves the compute parameters (log values x) by one common scale a of the compute time, solved directly: rates
+// divided by a, times multiplied by it (knees, the shared-node slowdown and model factors excepted).
+void scale_compute(const std::vector<Parameter>& params, double a, std::vector<double>& x) {
+  for (size_t j = 0; j < params.size(); ++j) {
+    const std::string& n = params[j].name;
+    if (params[j].kind != ParameterKind::kCompute || ends_with(n, "_knee_flops_per_byte") ||
+        ends_with(n, "/shared_node_slowdown") || n.find("/model_factors/") != std::string::npos)
+      continue;
+    const bool is_time = ends_with(n, "_s");
+    x[j] = std::clamp(x[j] + (is_time ? std::log(a) : -std::log(a)), std::log(params[j].lower),
+                      std::log(params[j].upper));
+  }
+}
+
+// The bounds of round `outer`'s search (log values): each parameter's physical bounds, and for communication
+// parameters a trust region around their value at c (a factor 3, then 2, then 1.5), where the linearisation
+// holds; x is clamped into them.
+void trust_region(const std::vector<Parameter>& params, const sim::Calibration& c, int outer, std::vector<double>& x,
+                  std::vector<double>& lo, std::vector<double>& hi) {
+  const double trust = outer == 0 ? 3.0 : outer == 1 ? 2.0 : 1.5;
+  for (size_t j = 0; j < params.size(); ++j) {
+    lo.push_back(std::log(params[j].lower));
+    hi.push_back(std::log(params[j].upper));
+    if (params[j].kind == ParameterKind::kComm) {
+      const double at = std::log(params[j].get(c));
+      lo[j] = std::max(lo[j], at - std::log(trust));
+      hi[j] = std::min(hi[j], at + std::log(trust));
+    }
+    x[j] = std::clamp(x[j], lo[j], hi[j]);
+  }
+}
+
+}  // namespace
+
+FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calibration& start,
+                          const FitOptions& options) {
+  if (runs.empty()) throw InputError("calibrate: no measured runs to fit");
+  Surrogate surrogate(runs);
+  const std::vector<Parameter> params = selected_parameters(surrogate, options);
   sim::Calibration c = start;
   prepare_start(c, surrogate.exercised(), params);
   const sim::Calibration first = c;
@@ -217,30 +255,9 @@ FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calib
     const double here = problem.objective(x);
     if (here < best_f) best_f = here, best_c = c, best_x = x, best_round = outer;
     if (outer == rounds) break;
-    if (outer == 0) {  // the linear part: one compute scale, solved directly
-      const double a = compute_scale(surrogate, c, runs.size());
-      for (size_t j = 0; j < params.size(); ++j) {
-        const std::string& n = params[j].name;
-        if (params[j].kind != ParameterKind::kCompute || ends_with(n, "_knee_flops_per_byte") ||
-            ends_with(n, "/shared_node_slowdown") || n.find("/model_factors/") != std::string::npos)
-          continue;
-        const bool is_time = ends_with(n, "_s");
-        x[j] = std::clamp(x[j] + (is_time ? std::log(a) : -std::log(a)), std::log(params[j].lower),
-                          std::log(params[j].upper));
-      }
-    }
-    const double trust = outer == 0 ? 3.0 : outer == 1 ? 2.0 : 1.5;  // factor on comm parameters per round
+    if (outer == 0) scale_compute(params, compute_scale(surrogate, c, runs.size()), x);  // the linear part
     std::vector<double> lo, hi;
-    for (size_t j = 0; j < params.size(); ++j) {
-      lo.push_back(std::log(params[j].lower));
-      hi.push_back(std::log(params[j].upper));
-      if (params[j].kind == ParameterKind::kComm) {
-        const double at = std::log(params[j].get(c));
-        lo[j] = std::max(lo[j], at - std::log(trust));
-        hi[j] = std::min(hi[j], at + std::log(trust));
-      }
-      x[j] = std::clamp(x[j], lo[j], hi[j]);
-    }
+    trust_region(params, c, outer, x, lo, hi);
     label_current_progress(fmt::format("calibrate: fit {}/{} (simulations)", outer + 1, rounds));
     x = minimise(problem, x, lo, hi);
     c = problem.at(x);

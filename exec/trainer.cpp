@@ -174,6 +174,110 @@ std::unique_ptr<CheckpointStore> make_checkpoints(const detail::Context& ctx, Ba
 
 }  // namespace
 
+namespace {
+
+// The hybrid's model-parallel fc layers (those whose activations are gathered), checked to split evenly.
+void set_model_parallel_layers(detail::Context& ctx, int workers) {
+  for (const auto& c : ctx.plan.collectives)
+    if (c.purpose == plan::CollectivePurpose::kActivationGather)
+      for (int l : c.layers)
+        if (ctx.model.layers.at(static_cast<size_t>(l)).kind == models::LayerKind::kFullyConnected) ctx.mp_layers.push_back(l);
+  std::sort(ctx.mp_layers.begin(), ctx.mp_layers.end());
+  if (!ctx.mp_layers.empty()) ctx.mp_first = ctx.mp_layers.front();
+  for (int m : ctx.mp_layers) {  // the hybrid's layouts (trainer_hybrid.cpp) need even slices
+    const auto& layer = ctx.model.layers[static_cast<size_t>(m)];
+    if (layer.out.elements() % workers != 0)
+      throw InputError(ctx.scenario.file, "/scheme/model_parallel",
+                       fmt::format("model-parallel layers whose neurons divide evenly among the {} workers (layer "
+                                   "\"{}\" has {})", workers, layer.name, layer.out.elements()));
+  }
+}
+
+void set_target_accuracy(detail::Context& ctx, const TrainOptions& options) {
+  const plan::Training& training = ctx.scenario.training;
+  ctx.target_accuracy = options.target_accuracy >= 0.0 ? options.target_accuracy : training.target_accuracy;
+  if (ctx.target_accuracy > 1.0) throw InputError("", "--target-accuracy", "an accuracy in (0, 1]");
+  if (ctx.target_accuracy > 0.0 && (training.data != "real" || !options.evaluate))
+    throw InputError(ctx.scenario.file, "/training/data", "real data (a test set to measure the target accuracy on)");
+  if (ctx.target_accuracy > 0.0 && !options.resume_dir.empty())
+    throw InputError("", "--resume", "a run without a target accuracy (the curve is not checkpointed)");
+}
+
+// Iterations, warm-up, evaluation cadence, noise-scale sampling and the learning-rate schedule, from a training
+// set of `samples` samples.
+void set_schedule(detail::Context& ctx, const TrainOptions& options, int64_t samples, bool worker) {
+  const plan::Scenario& scenario = ctx.scenario;
+  const plan::Training& training = scenario.training;
+  ctx.samples_per_epoch = samples;
+  ctx.iterations_per_epoch = samples / ctx.plan.global_batch;
+  if (ctx.iterations_per_epoch < 1)
+    throw InputError(scenario.file, "/batch_per_gpu",
+                     fmt::format("a global batch no larger than the training set ({} > {} samples)",
+                                 ctx.plan.global_batch, samples));
+  ctx.iterations = total_iterations(ctx);
+  if (ctx.iterations < 1) throw InputError(scenario.file, "/training/iterations", "at least one iteration");
+  ctx.warmup = std::min(training.warmup_iterations, ctx.iterations - 1);
+  const double eval_epochs = options.eval_every_epochs > 0.0 ? options.eval_every_epochs
+                             : ctx.target_accuracy > 0.0     ? training.eval_every_epochs
+                                                             : 1.0;
+  ctx.eval_every = std::max<int64_t>(1, std::llround(eval_epochs * static_cast<double>(ctx.iterations_per_epoch)));
+  ctx.noise_scale = worker && detail::plan_measures_noise_scale(ctx.plan);
+  ctx.noise_every = options.device == "cuda" ? 8 : 1;
+
+  std::vector<int> talkers;
+  for (const auto& c : ctx.plan.collectives)
+    if (c.on_demand && std::find(talkers.begin(), talkers.end(), c.participants[0]) == talkers.end())
+      talkers.push_back(c.participants[0]);
+  ctx.update_batch = talkers.empty() ? ctx.plan.global_batch : ctx.plan.global_batch / static_cast<int64_t>(talkers.size());
+  ctx.lr.base_lr = training.learning_rate;
+  ctx.lr.reference_batch = training.lr_reference_batch;
+  ctx.lr.global_batch = ctx.update_batch;
+  ctx.lr.scaling = training.lr_scaling;
+  // Step decay at the given fractions of the run, counted in updates (an on-demand server applies one per talker
+  // and iteration); none when the run stops at a target.
+  const double updates = static_cast<double>(ctx.iterations) * static_cast<double>(std::max<size_t>(1, talkers.size()));
+  if (ctx.target_accuracy <= 0.0)
+    for (double f : options.lr_decay_at) ctx.lr.decay_steps.push_back(std::llround(f * updates));
+  ctx.lr.warmup_steps = warmup_steps_for(static_cast<double>(training.lr_warmup_epochs), samples, ctx.update_batch);
+}
+
+// Every rank's figures, on rank 0.
+std::vector<detail::RankFigures> gather_figures(const detail::RankFigures& mine, MPI_Comm comm, int ranks) {
+  const int per_rank = static_cast<int>(sizeof(detail::RankFigures) / sizeof(double));
+  std::vector<detail::RankFigures> figures(static_cast<size_t>(ranks));
+  ST_MPI_CHECK(MPI_Gather(&mine, per_rank, MPI_DOUBLE, figures.data(), per_rank, MPI_DOUBLE, 0, comm));
+  return figures;
+}
+
+// Every rank's host name, on rank 0.
+std::vector<std::string> gather_hosts(MPI_Comm comm, int ranks) {
+  char host[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  ST_MPI_CHECK(MPI_Get_processor_name(host, &length));
+  std::vector<char> flat(static_cast<size_t>(ranks) * MPI_MAX_PROCESSOR_NAME);
+  ST_MPI_CHECK(MPI_Gather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, flat.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm));
+  std::vector<std::string> hosts;
+  for (int r = 0; r < ranks; ++r) hosts.emplace_back(flat.data() + static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME);
+  return hosts;
+}
+
+// Staleness over the servers and every epoch's loss and accuracy summed over the workers (in place).
+Staleness reduce_staleness_and_epochs(const detail::Context& ctx, const detail::RankFigures& mine,
+                                       bool worker, std::vector<detail::EpochStats>& epochs) {
+  double sums[2] = {mine.pushes, mine.staleness_sum}, totals[2] = {0, 0}, worst = 0;
+  ST_MPI_CHECK(MPI_Allreduce(sums, totals, 2, MPI_DOUBLE, MPI_SUM, ctx.comm));
+  ST_MPI_CHECK(MPI_Allreduce(&mine.staleness_max, &worst, 1, MPI_DOUBLE, MPI_MAX, ctx.comm));
+  if (worker) {
+    std::vector<detail::EpochStats> sum(epochs.size());
+    const int count = static_cast<int>(epochs.size() * sizeof(detail::EpochStats) / sizeof(double));
+    ST_MPI_CHECK(MPI_Allreduce(epochs.data(), sum.data(), count, MPI_DOUBLE, MPI_SUM, ctx.workers_comm));
+    epochs = std::move(sum);
+  }
+  return {static_cast<int64_t>(totals[0]), totals[0] > 0 ? totals[1] / totals[0] : 0.0, static_cast<int64_t>(worst)};
+}
+
+}  // namespace
+
 TrainResult train(const plan::Scenario& scenario, const TrainOptions& options, MPI_Comm comm) {
   const double start = detail::now_s();
   detail::Context ctx(scenario, options);
@@ -186,27 +290,8 @@ TrainResult train(const plan::Scenario& scenario, const TrainOptions& options, M
   ctx.plan = std::move(point.plan);
   ST_ASSERT(static_cast<int>(ctx.plan.endpoints.size()) == ctx.ranks,
             fmt::format("the plan has {} endpoints for {} ranks", ctx.plan.endpoints.size(), ctx.ranks));
-  for (const auto& c : ctx.plan.collectives)
-    if (c.purpose == plan::CollectivePurpose::kActivationGather)
-      for (int l : c.layers)
-        if (ctx.model.layers.at(static_cast<size_t>(l)).kind == models::LayerKind::kFullyConnected) ctx.mp_layers.push_back(l);
-  std::sort(ctx.mp_layers.begin(), ctx.mp_layers.end());
-  if (!ctx.mp_layers.empty()) ctx.mp_first = ctx.mp_layers.front();
-  for (int m : ctx.mp_layers) {  // the hybrid's layouts (trainer_hybrid.cpp) need even slices
-    const auto& layer = ctx.model.layers[static_cast<size_t>(m)];
-    if (layer.out.elements() % workers != 0)
-      throw InputError(scenario.file, "/scheme/model_parallel",
-                       fmt::format("model-parallel layers whose neurons divide evenly among the {} workers (layer "
-                                   "\"{}\" has {})", workers, layer.name, layer.out.elements()));
-  }
-
-  const plan::Training& training = scenario.training;
-  ctx.target_accuracy = options.target_accuracy >= 0.0 ? options.target_accuracy : training.target_accuracy;
-  if (ctx.target_accuracy > 1.0) throw InputError("", "--target-accuracy", "an accuracy in (0, 1]");
-  if (ctx.target_accuracy > 0.0 && (training.data != "real" || !options.evaluate))
-    throw InputError(scenario.file, "/training/data", "real data (a test set to measure the target accuracy on)");
-  if (ctx.target_accuracy > 0.0 && !options.resume_dir.empty())
-    throw InputError("", "--resume", "a run without a target accuracy (the curve is not checkpointed)");
+  set_model_parallel_layers(ctx, workers);
+  set_target_accuracy(ctx, options);
 
   TrainResult result;
   result.plan_hash = hex64(ctx.plan.hash());
@@ -231,37 +316,7 @@ TrainResult train(const plan::Scenario& scenario, const TrainOptions& options, M
   if (result.worker) data = detail::load_training_data(ctx);
   int64_t samples = data.train.count();
   ST_MPI_CHECK(MPI_Bcast(&samples, 1, MPI_INT64_T, 0, comm));
-  ctx.samples_per_epoch = samples;
-  ctx.iterations_per_epoch = samples / ctx.plan.global_batch;
-  if (ctx.iterations_per_epoch < 1)
-    throw InputError(scenario.file, "/batch_per_gpu",
-                     fmt::format("a global batch no larger than the training set ({} > {} samples)",
-                                 ctx.plan.global_batch, samples));
-  ctx.iterations = total_iterations(ctx);
-  if (ctx.iterations < 1) throw InputError(scenario.file, "/training/iterations", "at least one iteration");
-  ctx.warmup = std::min(scenario.training.warmup_iterations, ctx.iterations - 1);
-  const double eval_epochs = options.eval_every_epochs > 0.0 ? options.eval_every_epochs
-                             : ctx.target_accuracy > 0.0     ? training.eval_every_epochs
-                                                             : 1.0;
-  ctx.eval_every = std::max<int64_t>(1, std::llround(eval_epochs * static_cast<double>(ctx.iterations_per_epoch)));
-  ctx.noise_scale = result.worker && detail::plan_measures_noise_scale(ctx.plan);
-  ctx.noise_every = options.device == "cuda" ? 8 : 1;
-
-  std::vector<int> talkers;
-  for (const auto& c : ctx.plan.collectives)
-    if (c.on_demand && std::find(talkers.begin(), talkers.end(), c.participants[0]) == talkers.end())
-      talkers.push_back(c.participants[0]);
-  ctx.update_batch = talkers.empty() ? ctx.plan.global_batch : ctx.plan.global_batch / static_cast<int64_t>(talkers.size());
-  ctx.lr.base_lr = scenario.training.learning_rate;
-  ctx.lr.reference_batch = scenario.training.lr_reference_batch;
-  ctx.lr.global_batch = ctx.update_batch;
-  ctx.lr.scaling = training.lr_scaling;
-  // Step decay at the given fractions of the run, counted in updates (an on-demand server applies one per talker
-  // and iteration); none when the run stops at a target.
-  const double updates = static_cast<double>(ctx.iterations) * static_cast<double>(std::max<size_t>(1, talkers.size()));
-  if (ctx.target_accuracy <= 0.0)
-    for (double f : options.lr_decay_at) ctx.lr.decay_steps.push_back(std::llround(f * updates));
-  ctx.lr.warmup_steps = warmup_steps_for(static_cast<double>(scenario.training.lr_warmup_epochs), samples, ctx.update_batch);
+  set_schedule(ctx, options, samples, result.worker);
 
   ctx.checkpoints = make_checkpoints(ctx, *backend, result.plan_hash);
   if (ctx.rank == 0 && options.on_start) options.on_start(ctx.plan, ctx.iterations);
@@ -283,33 +338,12 @@ TrainResult train(const plan::Scenario& scenario, const TrainOptions& options, M
   ST_MPI_CHECK(MPI_Bcast(&ctx.iterations_done, 1, MPI_INT64_T, 0, comm));
   ctx.iterations = ctx.iterations_done;
 
-  // Staleness over the servers, every epoch's loss and accuracy over the workers, each rank's figures on rank 0.
-  double sums[2] = {mine.pushes, mine.staleness_sum}, totals[2] = {0, 0}, worst = 0;
-  ST_MPI_CHECK(MPI_Allreduce(sums, totals, 2, MPI_DOUBLE, MPI_SUM, comm));
-  ST_MPI_CHECK(MPI_Allreduce(&mine.staleness_max, &worst, 1, MPI_DOUBLE, MPI_MAX, comm));
-  result.staleness = {static_cast<int64_t>(totals[0]), totals[0] > 0 ? totals[1] / totals[0] : 0.0,
-                      static_cast<int64_t>(worst)};
-  if (result.worker) {
-    std::vector<detail::EpochStats> sum(epochs.size());
-    const int count = static_cast<int>(epochs.size() * sizeof(detail::EpochStats) / sizeof(double));
-    ST_MPI_CHECK(MPI_Allreduce(epochs.data(), sum.data(), count, MPI_DOUBLE, MPI_SUM, ctx.workers_comm));
-    epochs = std::move(sum);
-  }
-  const int per_rank = static_cast<int>(sizeof(detail::RankFigures) / sizeof(double));
-  std::vector<detail::RankFigures> figures(static_cast<size_t>(ctx.ranks));
-  ST_MPI_CHECK(MPI_Gather(&mine, per_rank, MPI_DOUBLE, figures.data(), per_rank, MPI_DOUBLE, 0, comm));
-  char host[MPI_MAX_PROCESSOR_NAME] = {};
-  int length = 0;
-  ST_MPI_CHECK(MPI_Get_processor_name(host, &length));
-  std::vector<char> hosts_flat(static_cast<size_t>(ctx.ranks) * MPI_MAX_PROCESSOR_NAME);
-  ST_MPI_CHECK(MPI_Gather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, hosts_flat.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm));
-  std::vector<std::string> hosts;
-  for (int r = 0; r < ctx.ranks; ++r) hosts.emplace_back(hosts_flat.data() + static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME);
-
+  result.staleness = reduce_staleness_and_epochs(ctx, mine, result.worker, epochs);
+  const std::vector<detail::RankFigures> figures = gather_figures(mine, comm, ctx.ranks);
+  const std::vector<std::string> hosts = gather_hosts(comm, ctx.ranks);
   if (!epochs.empty()) {
-    const auto& last = epochs.back();
-    result.final_train_loss = last.samples > 0 ? last.loss_sum / last.samples : 0.0;
-    result.final_test_accuracy = last.test_samples > 0 ? last.test_correct / last.test_samples : -1.0;
+    result.final_train_loss = epochs.back().samples > 0 ? epochs.back().loss_sum / epochs.back().samples : 0.0;
+    result.final_test_accuracy = epochs.back().test_samples > 0 ? epochs.back().test_correct / epochs.back().test_samples : -1.0;
   }
   Json collectives = gather_collective_means(trace, result.worker, ctx.plan, comm);  // the workers' mean
   if (ctx.rank == 0) {

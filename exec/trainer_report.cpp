@@ -38,31 +38,31 @@ double compute_cv(const RankFigures& f) {
   return mean > 0.0 ? std::sqrt(var) / mean : 0.0;
 }
 
-}  // namespace
-
-Json make_report(const Context& ctx, const std::string& backend_name, const std::vector<RankFigures>& figures,
-                 const std::vector<std::string>& hosts, const std::vector<EpochStats>& epochs, const Staleness& staleness,
-                 double wall_s) {
-  const auto& plan = ctx.plan;
-  const auto& s = ctx.scenario;
+// The workers' figures summed over ranks, and each rank's entry of the record's "ranks".
+struct RankTotals {
   int worker_nodes = 0, on_first_node = 0;
   double images = 0, seconds = 0, compute = 0, comm = 0, data = 0, iterations = 0, rate_sum = 0;
   double jitter_sum = 0, steal_sum = 0;
   int jitter_ranks = 0, steal_ranks = 0;
   Json ranks = Json::array();
+};
+
+RankTotals rank_totals(const Context& ctx, const std::vector<RankFigures>& figures, const std::vector<std::string>& hosts) {
+  const auto& plan = ctx.plan;
+  RankTotals t;
   for (size_t r = 0; r < figures.size(); ++r) {
     const auto& e = plan.endpoints[r];
     const RankFigures& f = figures[r];
     const bool worker = e.kind == plan::EndpointKind::kWorker;
     if (worker) {
-      worker_nodes = std::max(worker_nodes, e.node + 1);
-      on_first_node += e.node == 0 ? 1 : 0;
-      images += f.images_after_warmup;
-      seconds = std::max(seconds, f.seconds_after_warmup);
-      compute += f.compute_s;
-      comm += f.exposed_comm_s;
-      data += f.data_s;
-      iterations += f.iterations;
+      t.worker_nodes = std::max(t.worker_nodes, e.node + 1);
+      t.on_first_node += e.node == 0 ? 1 : 0;
+      t.images += f.images_after_warmup;
+      t.seconds = std::max(t.seconds, f.seconds_after_warmup);
+      t.compute += f.compute_s;
+      t.comm += f.exposed_comm_s;
+      t.data += f.data_s;
+      t.iterations += f.iterations;
     }
     Json rank = {{"rank", r}, {"endpoint", e.name}, {"kind", worker ? "worker" : "server"}, {"host", hosts.at(r)},
                  {"node", e.node}, {"compute_s", f.compute_s}, {"exposed_comm_s", f.exposed_comm_s},
@@ -72,25 +72,39 @@ Json make_report(const Context& ctx, const std::string& backend_name, const std:
       rank["data_s"] = f.data_s;
       const double rate = f.seconds_after_warmup > 0 ? f.images_after_warmup / f.seconds_after_warmup : 0.0;
       rank["images_per_sec"] = rate;
-      rate_sum += rate;
+      t.rate_sum += rate;
       if (f.cpu_steal >= 0.0) {
         rank["cpu_steal"] = f.cpu_steal;
-        steal_sum += f.cpu_steal;
-        steal_ranks += 1;
+        t.steal_sum += f.cpu_steal;
+        t.steal_ranks += 1;
       }
       if (f.jitter_n >= 2.0) {
         const double cv = compute_cv(f);
         rank["compute_cv"] = cv;
-        jitter_sum += cv;
-        jitter_ranks += 1;
+        t.jitter_sum += cv;
+        t.jitter_ranks += 1;
       }
     } else if (plan.sync != plan::SyncKind::kSync) {
       rank["pushes_served"] = f.pushes;
       rank["staleness_mean"] = f.pushes > 0 ? f.staleness_sum / f.pushes : 0.0;
       rank["staleness_max"] = f.staleness_max;
     }
-    ranks.push_back(std::move(rank));
+    t.ranks.push_back(std::move(rank));
   }
+  return t;
+}
+
+}  // namespace
+
+Json make_report(const Context& ctx, const std::string& backend_name, const std::vector<RankFigures>& figures,
+                 const std::vector<std::string>& hosts, const std::vector<EpochStats>& epochs, const Staleness& staleness,
+                 double wall_s) {
+  const auto& plan = ctx.plan;
+  const auto& s = ctx.scenario;
+  RankTotals t = rank_totals(ctx, figures, hosts);
+  const int worker_nodes = t.worker_nodes, on_first_node = t.on_first_node;
+  const double images = t.images, seconds = t.seconds, compute = t.compute, comm = t.comm, data = t.data,
+               iterations = t.iterations, rate_sum = t.rate_sum;
   const double per = std::max(1.0, iterations);
   // Sync: the images of every worker over the last one's time (they move in lockstep). Async (ps async,
   // mixed_async): every worker keeps its own pace and runs the same number of iterations, so the faster ones stop
@@ -132,14 +146,14 @@ Json make_report(const Context& ctx, const std::string& backend_name, const std:
   // The spread of a worker's compute time from one measured iteration to the next (coefficient of variation,
   // mean over workers): synchronous schemes wait for the slowest worker of each iteration, which a calibration
   // turns into the expected wait (sim/jitter.hpp).
-  if (jitter_ranks > 0) run["compute_jitter"] = jitter_sum / jitter_ranks;
+  if (t.jitter_ranks > 0) run["compute_jitter"] = t.jitter_sum / t.jitter_ranks;
   // The share of the host's CPU time taken by other virtual machines during the measured iterations (mean over
   // workers; each reads its host's /proc/stat): a run with more of it ran on a slower machine.
-  if (steal_ranks > 0) run["cpu_steal"] = steal_sum / steal_ranks;
+  if (t.steal_ranks > 0) run["cpu_steal"] = t.steal_sum / t.steal_ranks;
   if (plan.sync != plan::SyncKind::kSync)
     run["staleness"] = {{"pushes", staleness.pushes}, {"mean", staleness.mean}, {"max", staleness.max}};
   if (ctx.resumed_from > 0) run["resumed_from_iteration"] = ctx.resumed_from;  // --resume: figures after it
-  run["ranks"] = std::move(ranks);
+  run["ranks"] = std::move(t.ranks);
   return run;
 }
 

@@ -74,107 +74,136 @@ SyncResult lower_allreduce(Lowering& l) {
   return out;
 }
 
+namespace {
+
+// The workers of one bucket that talk to the servers, and the item after which each has its (aggregated)
+// gradient; with local aggregation, each node first reduces to its first worker (reduce_items: each worker's item).
+struct Talkers {
+  std::vector<int> endpoints, ready;
+  std::vector<int> reduce_items;  // per worker, -1 without aggregation
+};
+
+Talkers talkers_of(Lowering& l, const Bucket& bucket, size_t k, bool aggregate) {
+  Talkers t;
+  t.reduce_items.assign(static_cast<size_t>(l.gpus), -1);
+  const int64_t n = bucket.elements;
+  for (int node = 0; node < l.worker_nodes; ++node) {
+    const auto [first, count] = l.node_workers(node);
+    if (!aggregate || count == 1) {
+      for (int w = first; w < first + count; ++w) {
+        t.endpoints.push_back(l.worker_endpoints[static_cast<size_t>(w)]);
+        t.ready.push_back(bucket_ready(l, bucket, w));
+      }
+      continue;
+    }
+    std::vector<int> group, deps;
+    for (int w = first; w < first + count; ++w) {
+      group.push_back(l.worker_endpoints[static_cast<size_t>(w)]);
+      deps.push_back(bucket_ready(l, bucket, w));
+    }
+    const int sched = l.builder.schedule(fmt::format("reduce/{}/{}", count, n), [&, count = count] { return reduce_schedule(count, n); });
+    const auto items = add_collective(l, sched, group, CollectivePurpose::kLocalAggregation,
+                                      fmt::format("bucket {} node {} reduce", k, node), bucket, deps);
+    for (int i = 0; i < count; ++i) t.reduce_items[static_cast<size_t>(first + i)] = items[static_cast<size_t>(i)];
+    t.endpoints.push_back(group[0]);
+    t.ready.push_back(items[0]);
+  }
+  return t;
+}
+
+// Synchronous: one push of every talker (reduced on the shards), the shards' update, one pull. Returns each
+// talker's pull item.
+std::vector<int> push_update_pull(Lowering& l, const Bucket& bucket, size_t k, const Talkers& talkers) {
+  const int servers = l.scenario.scheme.ps.servers;
+  const int64_t n = bucket.elements;
+  const int t = static_cast<int>(talkers.endpoints.size());
+  std::vector<int> members = talkers.endpoints;
+  members.insert(members.end(), l.server_endpoints.begin(), l.server_endpoints.end());
+  std::vector<int> push_deps = talkers.ready;
+  push_deps.resize(members.size(), -1);
+  const int push = l.builder.schedule(fmt::format("push/{}/{}/{}", t, servers, n), [&] { return push_schedule(t, servers, n); });
+  const int pull = l.builder.schedule(fmt::format("pull/{}/{}/{}", t, servers, n), [&] { return pull_schedule(t, servers, n); });
+  const auto pushed = add_collective(l, push, members, CollectivePurpose::kPsPushPull,
+                                     fmt::format("bucket {} push", k), bucket, push_deps);
+  std::vector<int> pull_deps(pushed.begin(), pushed.begin() + t);
+  for (int s = 0; s < servers; ++s)
+    pull_deps.push_back(l.builder.compute(l.server_endpoints[static_cast<size_t>(s)], server_update(n, servers),
+                                          {pushed[static_cast<size_t>(t + s)]}));
+  const auto items = add_collective(l, pull, members, CollectivePurpose::kPsPushPull,
+                                    fmt::format("bucket {} pull", k), bucket, pull_deps);
+  return {items.begin(), items.begin() + t};
+}
+
+// Asynchronous: each talker pushes (the shards update on arrival) and pulls on its own. Returns its pull items.
+std::vector<int> push_pull_on_demand(Lowering& l, const Bucket& bucket, size_t k, const Talkers& talkers) {
+  const int servers = l.scenario.scheme.ps.servers;
+  const int64_t n = bucket.elements;
+  const int push = l.builder.schedule(fmt::format("push/1/{}/{}", servers, n), [&] { return push_schedule(1, servers, n); });
+  const int pull = l.builder.schedule(fmt::format("pull/1/{}/{}", servers, n), [&] { return pull_schedule(1, servers, n); });
+  std::vector<int> pulled;
+  for (size_t i = 0; i < talkers.endpoints.size(); ++i) {
+    std::vector<int> members{talkers.endpoints[i]};
+    members.insert(members.end(), l.server_endpoints.begin(), l.server_endpoints.end());
+    CollectiveInstance c;
+    c.schedule = push;
+    c.participants = members;
+    c.purpose = CollectivePurpose::kPsPushPull;
+    c.label = fmt::format("bucket {} push", k);
+    c.layers = bucket.layers;
+    c.on_demand = true;
+    c.has_serve_compute = true;
+    c.serve_compute = server_update(n, servers);
+    const int pushed = l.builder.comm(talkers.endpoints[i], l.builder.collective(c), 0, {talkers.ready[i]});
+    c.schedule = pull;
+    c.label = fmt::format("bucket {} pull", k);
+    c.has_serve_compute = false;
+    c.serve_compute = ComputeOp{};
+    pulled.push_back(l.builder.comm(talkers.endpoints[i], l.builder.collective(c), 0, {pushed}));
+  }
+  return pulled;
+}
+
+// The new weights broadcast inside each aggregated node; every worker's update waits for them (out.update_deps).
+void broadcast_in_nodes(Lowering& l, const Bucket& bucket, size_t k, bool aggregate, const Talkers& talkers,
+                        const std::vector<int>& pulled, SyncResult& out) {
+  size_t talker = 0;
+  for (int node = 0; node < l.worker_nodes; ++node) {
+    const auto [first, count] = l.node_workers(node);
+    if (!aggregate || count == 1) {
+      for (int w = first; w < first + count; ++w) out.update_deps[static_cast<size_t>(w)].push_back(pulled[talker++]);
+      continue;
+    }
+    std::vector<int> group, deps;
+    for (int w = first; w < first + count; ++w) {
+      group.push_back(l.worker_endpoints[static_cast<size_t>(w)]);
+      deps.push_back(w == first ? pulled[talker] : talkers.reduce_items[static_cast<size_t>(w)]);
+    }
+    ++talker;
+    const int64_t n = bucket.elements;
+    const int sched =
+        l.builder.schedule(fmt::format("broadcast/{}/{}", count, n), [&, count = count] { return broadcast_schedule(count, n); });
+    const auto items = add_collective(l, sched, group, CollectivePurpose::kLocalAggregation,
+                                      fmt::format("bucket {} node {} broadcast", k, node), bucket, deps);
+    for (int i = 0; i < count; ++i) out.update_deps[static_cast<size_t>(first + i)].push_back(items[static_cast<size_t>(i)]);
+  }
+}
+
+}  // namespace
+
 SyncResult lower_ps(Lowering& l) {
   const PsScheme& ps = l.scenario.scheme.ps;
   SyncResult out;
   out.update_deps.resize(static_cast<size_t>(l.gpus));
   out.worker_updates_replicated = false;
-  const int servers = ps.servers;
   // Sync inside a node first when asked to, and always for mixed_async (and async with local aggregation).
   const bool aggregate = (ps.local_aggregation || ps.mode == PsMode::kMixedAsync) && l.gpus_per_node > 1;
   const bool on_demand = ps.mode != PsMode::kSync;
   const auto buckets = buckets_of(l);
   for (size_t k = 0; k < buckets.size(); ++k) {
-    const Bucket& bucket = buckets[k];
-    const int64_t n = bucket.elements;
-    // The workers that talk to the servers, and the item after which each has its (aggregated) gradient.
-    std::vector<int> talkers, talker_worker, ready;
-    std::vector<int> reduce_items(static_cast<size_t>(l.gpus), -1);
-    for (int node = 0; node < l.worker_nodes; ++node) {
-      const auto [first, count] = l.node_workers(node);
-      if (!aggregate || count == 1) {
-        for (int w = first; w < first + count; ++w) {
-          talkers.push_back(l.worker_endpoints[static_cast<size_t>(w)]);
-          talker_worker.push_back(w);
-          ready.push_back(bucket_ready(l, bucket, w));
-        }
-        continue;
-      }
-      std::vector<int> group, deps;
-      for (int w = first; w < first + count; ++w) {
-        group.push_back(l.worker_endpoints[static_cast<size_t>(w)]);
-        deps.push_back(bucket_ready(l, bucket, w));
-      }
-      const int sched = l.builder.schedule(fmt::format("reduce/{}/{}", count, n), [&, count = count] { return reduce_schedule(count, n); });
-      const auto items = add_collective(l, sched, group, CollectivePurpose::kLocalAggregation,
-                                        fmt::format("bucket {} node {} reduce", k, node), bucket, deps);
-      for (int i = 0; i < count; ++i) reduce_items[static_cast<size_t>(first + i)] = items[static_cast<size_t>(i)];
-      talkers.push_back(group[0]);
-      talker_worker.push_back(first);
-      ready.push_back(items[0]);
-    }
-    // Push, server update, pull.
-    std::vector<int> pulled(talkers.size(), -1);
-    if (!on_demand) {
-      const int t = static_cast<int>(talkers.size());
-      std::vector<int> members = talkers;
-      members.insert(members.end(), l.server_endpoints.begin(), l.server_endpoints.end());
-      std::vector<int> push_deps = ready;
-      push_deps.resize(members.size(), -1);
-      const int push = l.builder.schedule(fmt::format("push/{}/{}/{}", t, servers, n), [&] { return push_schedule(t, servers, n); });
-      const int pull = l.builder.schedule(fmt::format("pull/{}/{}/{}", t, servers, n), [&] { return pull_schedule(t, servers, n); });
-      const auto pushed = add_collective(l, push, members, CollectivePurpose::kPsPushPull,
-                                         fmt::format("bucket {} push", k), bucket, push_deps);
-      std::vector<int> pull_deps(pushed.begin(), pushed.begin() + t);
-      for (int s = 0; s < servers; ++s)
-        pull_deps.push_back(l.builder.compute(l.server_endpoints[static_cast<size_t>(s)], server_update(n, servers),
-                                              {pushed[static_cast<size_t>(t + s)]}));
-      const auto items = add_collective(l, pull, members, CollectivePurpose::kPsPushPull,
-                                        fmt::format("bucket {} pull", k), bucket, pull_deps);
-      std::copy(items.begin(), items.begin() + t, pulled.begin());
-    } else {
-      const int push = l.builder.schedule(fmt::format("push/1/{}/{}", servers, n), [&] { return push_schedule(1, servers, n); });
-      const int pull = l.builder.schedule(fmt::format("pull/1/{}/{}", servers, n), [&] { return pull_schedule(1, servers, n); });
-      for (size_t i = 0; i < talkers.size(); ++i) {
-        std::vector<int> members{talkers[i]};
-        members.insert(members.end(), l.server_endpoints.begin(), l.server_endpoints.end());
-        CollectiveInstance c;
-        c.schedule = push;
-        c.participants = members;
-        c.purpose = CollectivePurpose::kPsPushPull;
-        c.label = fmt::format("bucket {} push", k);
-        c.layers = bucket.layers;
-        c.on_demand = true;
-        c.has_serve_compute = true;
-        c.serve_compute = server_update(n, servers);
-        const int pushed = l.builder.comm(talkers[i], l.builder.collective(c), 0, {ready[i]});
-        c.schedule = pull;
-        c.label = fmt::format("bucket {} pull", k);
-        c.has_serve_compute = false;
-        c.serve_compute = ComputeOp{};
-        pulled[i] = l.builder.comm(talkers[i], l.builder.collective(c), 0, {pushed});
-      }
-    }
-    // Broadcast the new weights inside each aggregated node; everyone's update waits for them.
-    size_t talker = 0;
-    for (int node = 0; node < l.worker_nodes; ++node) {
-      const auto [first, count] = l.node_workers(node);
-      if (!aggregate || count == 1) {
-        for (int w = first; w < first + count; ++w) out.update_deps[static_cast<size_t>(w)].push_back(pulled[talker++]);
-        continue;
-      }
-      std::vector<int> group, deps;
-      for (int w = first; w < first + count; ++w) {
-        group.push_back(l.worker_endpoints[static_cast<size_t>(w)]);
-        deps.push_back(w == first ? pulled[talker] : reduce_items[static_cast<size_t>(w)]);
-      }
-      ++talker;
-      const int sched =
-          l.builder.schedule(fmt::format("broadcast/{}/{}", count, n), [&, count = count] { return broadcast_schedule(count, n); });
-      const auto items = add_collective(l, sched, group, CollectivePurpose::kLocalAggregation,
-                                        fmt::format("bucket {} node {} broadcast", k, node), bucket, deps);
-      for (int i = 0; i < count; ++i) out.update_deps[static_cast<size_t>(first + i)].push_back(items[static_cast<size_t>(i)]);
-    }
+    const Talkers talkers = talkers_of(l, buckets[k], k, aggregate);
+    const std::vector<int> pulled = on_demand ? push_pull_on_demand(l, buckets[k], k, talkers)
+                                              : push_update_pull(l, buckets[k], k, talkers);
+    broadcast_in_nodes(l, buckets[k], k, aggregate, talkers, pulled, out);
   }
   return out;
 }

@@ -130,50 +130,30 @@ const std::map<int, FlowNetwork::PatternRates>& FlowNetwork::rates(std::vector<i
   return memo_.emplace(active, solve(active)).first->second;
 }
 
-std::map<int, FlowNetwork::PatternRates> FlowNetwork::solve(const std::vector<int>& active) const {
-  // Flows of every copy of every active pattern; per link, the flows crossing it.
-  struct FlowRef {
-    const Pattern* pattern;
-    int flow;
-  };
-  std::vector<FlowRef> flows;
-  for (int id : active) {
-    const Pattern& p = patterns_.at(static_cast<size_t>(id));
-    for (size_t f = 0; f < p.flows.size(); ++f) flows.push_back({&p, static_cast<int>(f)});
-  }
+namespace {
+
+using LinkRange = std::pair<const int*, const int*>;  // the links a flow crosses
+
+// Max-min fair rates by progressive filling: every flow weighs the same (with network/weight-S:0, CM02 shares a
+// link equally among its flows; a weighting by route latency was tried and disagreed with SimGrid on mixed
+// PCIe/InfiniBand pushes to a server). A flow that crosses no link (loopback) is unlimited.
+std::vector<double> max_min_rates(const std::vector<LinkRange>& routes, const std::vector<double>& capacity_Bps) {
   const double inf = std::numeric_limits<double>::infinity();
-  std::vector<double> rate(flows.size(), inf);
-  // Every flow weighs the same: with network/weight-S:0, CM02 shares a link equally among its flows (a weighting
-  // by route latency was tried and disagreed with SimGrid on mixed PCIe/InfiniBand pushes to a server).
-  const std::vector<double> inv_weight(flows.size(), 1.0);
-  std::vector<double> load(capacity_Bps_.size(), 0.0);  // Σ 1/weight of the unfixed flows crossing each link
-  std::vector<int> users(capacity_Bps_.size(), 0);
+  std::vector<double> rate(routes.size(), inf);
+  std::vector<double> load(capacity_Bps.size(), 0.0);  // unfixed flows crossing each link
+  std::vector<int> users(capacity_Bps.size(), 0);
   std::vector<int> used_links;
-  auto links_of = [](const FlowRef& r) {
-    const auto b = r.pattern->route_links.begin();
-    return std::make_pair(b + r.pattern->route_offset[static_cast<size_t>(r.flow)],
-                          b + r.pattern->route_offset[static_cast<size_t>(r.flow) + 1]);
-  };
-  for (const FlowRef& r : flows) {
-    const auto [first, last] = links_of(r);
-    for (auto l = first; l != last; ++l)
+  std::vector<std::vector<int>> crossing(capacity_Bps.size());
+  for (size_t i = 0; i < routes.size(); ++i)
+    for (const int* l = routes[i].first; l != routes[i].second; ++l) {
       if (users[static_cast<size_t>(*l)]++ == 0) used_links.push_back(*l);
-  }
-  std::vector<std::vector<int>> crossing(capacity_Bps_.size());
-  for (size_t i = 0; i < flows.size(); ++i) {
-    const auto [first, last] = links_of(flows[i]);
-    for (auto l = first; l != last; ++l) {
       crossing[static_cast<size_t>(*l)].push_back(static_cast<int>(i));
-      load[static_cast<size_t>(*l)] += inv_weight[i];
+      load[static_cast<size_t>(*l)] += 1.0;
     }
-  }
-  std::vector<double> remaining(capacity_Bps_.size(), 0.0);
-  for (int l : used_links) remaining[static_cast<size_t>(l)] = capacity_Bps_[static_cast<size_t>(l)];
-  std::vector<char> fixed(flows.size(), 0);
-  for (size_t i = 0; i < flows.size(); ++i) {
-    const auto [first, last] = links_of(flows[i]);
-    fixed[i] = first == last;  // loopback: no link, no limit
-  }
+  std::vector<double> remaining(capacity_Bps.size(), 0.0);
+  for (int l : used_links) remaining[static_cast<size_t>(l)] = capacity_Bps[static_cast<size_t>(l)];
+  std::vector<char> fixed(routes.size(), 0);
+  for (size_t i = 0; i < routes.size(); ++i) fixed[i] = routes[i].first == routes[i].second;
   for (;;) {
     double unit = inf;
     for (int l : used_links)
@@ -188,16 +168,31 @@ std::map<int, FlowNetwork::PatternRates> FlowNetwork::solve(const std::vector<in
         const auto fi = static_cast<size_t>(i);
         if (fixed[fi]) continue;
         fixed[fi] = 1;
-        rate[fi] = unit * inv_weight[fi];
-        const auto [first, last] = links_of(flows[fi]);
-        for (auto k = first; k != last; ++k) {
+        rate[fi] = unit;
+        for (const int* k = routes[fi].first; k != routes[fi].second; ++k) {
           remaining[static_cast<size_t>(*k)] -= rate[fi];
-          load[static_cast<size_t>(*k)] -= inv_weight[fi];
+          load[static_cast<size_t>(*k)] -= 1.0;
           --users[static_cast<size_t>(*k)];
         }
       }
     }
   }
+  return rate;
+}
+
+}  // namespace
+
+std::map<int, FlowNetwork::PatternRates> FlowNetwork::solve(const std::vector<int>& active) const {
+  // The routes of every flow of every copy of every active pattern.
+  std::vector<LinkRange> routes;
+  for (int id : active) {
+    const Pattern& p = patterns_.at(static_cast<size_t>(id));
+    const int* links = p.route_links.data();
+    for (size_t f = 0; f < p.flows.size(); ++f)
+      routes.emplace_back(links + p.route_offset[f], links + p.route_offset[f + 1]);
+  }
+  const std::vector<double> rate = max_min_rates(routes, capacity_Bps_);
+  const double inf = std::numeric_limits<double>::infinity();
   std::map<int, PatternRates> out;
   size_t i = 0;
   for (int id : active) {
