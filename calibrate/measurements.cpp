@@ -61,8 +61,8 @@ MeasuredRun read_run(const Json& value, const std::string& file, const std::stri
   r.nodes = static_cast<int>(o.get_int("nodes", 1, 1, 1 << 16));
   r.gpus_per_node = static_cast<int>(o.get_int("gpus_per_node", std::nullopt, 1, 4096));
   r.batch_per_gpu = o.get_int("batch_per_gpu", std::nullopt, 1, 1 << 20);
-  r.data = o.get_enum("data", {"synthetic", "real"}, std::string("synthetic"));
-  r.precision = o.get_enum("precision", {"fp32", "bf16", "fp16"}, std::string("fp32"));
+  r.data = plan::data_from_name(o.get_enum("data", {"synthetic", "real"}, std::string("synthetic")));
+  r.precision = plan::precision_from_name(o.get_enum("precision", {"fp32", "bf16", "fp16"}, std::string("fp32")));
   if (o.has("input")) r.input = read_input(o);
   if (o.has("classes")) r.classes = o.get_int("classes", std::nullopt, 1, 1000000);
   r.scheme = plan::parse_scheme(o.get_object("scheme"));
@@ -188,8 +188,8 @@ std::vector<MeasuredRun> pool_repeats(std::vector<MeasuredRun> runs) {
 }
 
 Json run_configuration(const MeasuredRun& run) {
-  Json key = {{"cluster", run.cluster}, {"model", run.model}, {"data", run.data}, {"nodes", run.nodes},
-              {"gpus_per_node", run.gpus_per_node}, {"batch_per_gpu", run.batch_per_gpu}, {"precision", run.precision},
+  Json key = {{"cluster", run.cluster}, {"model", run.model}, {"data", plan::data_name(run.data)}, {"nodes", run.nodes},
+              {"gpus_per_node", run.gpus_per_node}, {"batch_per_gpu", run.batch_per_gpu}, {"precision", plan::precision_name(run.precision)},
               {"scheme", run.scheme.to_json()}};
   if (!run.framework.empty()) key["framework"] = run.framework;
   if (run.input) key["input"] = *run.input;
@@ -222,7 +222,7 @@ std::string run_field(const MeasuredRun& run, const std::string& field) {
   if (field == "batch_per_gpu") return std::to_string(run.batch_per_gpu);
   if (field == "model") return run.model;
   if (field == "cluster") return run.cluster;
-  if (field == "data") return run.data;
+  if (field == "data") return plan::data_name(run.data);
   if (field == "framework") return run.framework;
   if (field == "scheme") return run.raw.at("scheme").value("name", "");
   if (field == "id") return run.id;

@@ -27,8 +27,8 @@ struct MeasuredRun {
   int nodes = 1;
   int gpus_per_node = 1;
   int64_t batch_per_gpu = 0;
-  std::string data = "synthetic";  // synthetic | real
-  std::string precision = "fp32";
+  plan::Data data = plan::Data::kSynthetic;
+  plan::Precision precision = plan::Precision::kFp32;
   std::optional<std::vector<int64_t>> input;  // optional override [C, H, W], as in a scenario
   std::optional<int64_t> classes;
   plan::Scheme scheme;

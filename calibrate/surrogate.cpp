@@ -69,7 +69,7 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
     if (it == index.end()) {
       Config k;
       k.scenario = scenario_of(r);
-      k.real = r.data == "real";
+      k.real = r.data == plan::Data::kReal;
       k.gpus = r.gpus();
       const plan::Point point = plan::prepare(k.scenario, k.gpus);
       const models::Model& model = point.model;
@@ -77,7 +77,7 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
       const plan::IterationPlan& plan = point.plan;
       k.worker_ops.resize(static_cast<size_t>(plan.workers));
       k.worker_co_runners.resize(static_cast<size_t>(plan.workers));
-      k.processor = sim::device_processor(cluster.spec().node.device, r.precision != "fp32");
+      k.processor = sim::device_processor(cluster.spec().node.device, r.precision != plan::Precision::kFp32);
       std::vector<sim::Processor> per_endpoint(plan.endpoints.size(), k.processor);
       sim::note_co_runners(per_endpoint, plan);
       for (size_t e = 0; e < plan.endpoints.size(); ++e) {
@@ -98,12 +98,12 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
       configs_.push_back(std::move(k));
     }
     config_of_run_.push_back(it->second);
-    real_.push_back(r.data == "real");
+    real_.push_back(r.data == plan::Data::kReal);
     measured_.push_back(r.images_per_sec);
     phases_.push_back(r.compute_per_iteration_s && r.data_per_iteration_s && !r.scheme.has_servers()
                           ? std::optional(std::pair(*r.compute_per_iteration_s, *r.data_per_iteration_s))
                           : std::nullopt);
-    exercised_.real_data = exercised_.real_data || r.data == "real";
+    exercised_.real_data = exercised_.real_data || r.data == plan::Data::kReal;
     if (r.compute_jitter)
       exercised_.measured_jitter_devices.insert(configs_[it->second].processor.name);
   }

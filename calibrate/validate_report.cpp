@@ -26,7 +26,7 @@ struct Point {
 
 // Runs that differ only in GPU count and scheme share a chart.
 std::string configuration_of(const MeasuredRun& r) {
-  return fmt::format("{} · {} · batch {} per GPU · {} data", r.model, r.cluster, r.batch_per_gpu, r.data);
+  return fmt::format("{} · {} · batch {} per GPU · {} data", r.model, r.cluster, r.batch_per_gpu, plan::data_name(r.data));
 }
 
 // Keys in order of first appearance, each with its points.
@@ -121,7 +121,7 @@ std::string runs_table(const std::vector<Point>& points) {
     const MeasuredRun& r = *p.run;
     out += "<tr data-run=\"" + escape(r.id) + "\">" + cell(r.id) + cell(std::to_string(r.gpus())) +
            cell(std::to_string(r.nodes)) + cell(r.model) + cell(r.cluster) + cell(std::to_string(r.batch_per_gpu)) +
-           cell(r.data) + cell(r.scheme.describe()) + cell(fmt::format("{:.1f}", p.row->measured_images_per_sec)) +
+           cell(plan::data_name(r.data)) + cell(r.scheme.describe()) + cell(fmt::format("{:.1f}", p.row->measured_images_per_sec)) +
            cell(fmt::format("{:.1f}", p.row->predicted_images_per_sec)) +
            cell(format_seconds(iteration_s(r, p.row->measured_images_per_sec))) +
            cell(format_seconds(iteration_s(r, p.row->predicted_images_per_sec))) + cell(error_label(p.row->error)) +

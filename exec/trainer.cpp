@@ -71,7 +71,7 @@ std::vector<BucketSlice> bucket_slices(const plan::IterationPlan& plan, const Ne
 TrainingData load_training_data(const Context& ctx) {
   const plan::Training& t = ctx.scenario.training;
   TrainingData data;
-  if (t.data == "synthetic") {
+  if (t.data == plan::Data::kSynthetic) {
     const int64_t count = ctx.options.synthetic_samples > 0 ? ctx.options.synthetic_samples : 64 * ctx.plan.global_batch;
     data.train = make_synthetic(ctx.model.input, ctx.model.classes, count, t.seed);
     return data;
@@ -166,7 +166,7 @@ std::unique_ptr<CheckpointStore> make_checkpoints(const detail::Context& ctx, Ba
   const plan::Training& t = ctx.scenario.training;
   const Json settings = {{"seed", t.seed}, {"learning_rate", t.learning_rate}, {"lr_reference_batch", t.lr_reference_batch},
                          {"lr_warmup_steps", ctx.lr.warmup_steps}, {"lr_decay_steps", ctx.lr.decay_steps},
-                         {"momentum", t.momentum}, {"weight_decay", t.weight_decay}, {"data", t.data},
+                         {"momentum", t.momentum}, {"weight_decay", t.weight_decay}, {"data", plan::data_name(t.data)},
                          {"dataset", t.dataset}, {"samples_per_epoch", ctx.samples_per_epoch}};
   CheckpointIdentity id{ctx.scenario.name, plan_hash, ctx.ranks, ctx.iterations, hex64(fnv1a64(settings.dump()))};
   return std::make_unique<CheckpointStore>(backend, std::move(id), ctx.comm);
@@ -197,7 +197,7 @@ void set_target_accuracy(detail::Context& ctx, const TrainOptions& options) {
   const plan::Training& training = ctx.scenario.training;
   ctx.target_accuracy = options.target_accuracy >= 0.0 ? options.target_accuracy : training.target_accuracy;
   if (ctx.target_accuracy > 1.0) throw InputError("", "--target-accuracy", "an accuracy in (0, 1]");
-  if (ctx.target_accuracy > 0.0 && (training.data != "real" || !options.evaluate))
+  if (ctx.target_accuracy > 0.0 && (training.data != plan::Data::kReal || !options.evaluate))
     throw InputError(ctx.scenario.file, "/training/data", "real data (a test set to measure the target accuracy on)");
   if (ctx.target_accuracy > 0.0 && !options.resume_dir.empty())
     throw InputError("", "--resume", "a run without a target accuracy (the curve is not checkpointed)");

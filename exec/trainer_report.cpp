@@ -122,7 +122,7 @@ Json make_report(const Context& ctx, const std::string& backend_name, const std:
       {"gpus_per_node", on_first_node},
       {"model", s.model},
       {"batch_per_gpu", s.batch_per_gpu},
-      {"data", s.training.data},
+      {"data", plan::data_name(s.training.data)},
       {"scheme", s.scheme.to_json()},
       {"images_per_sec", images_per_sec},
       {"gpus", plan.workers},

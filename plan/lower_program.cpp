@@ -108,7 +108,7 @@ void build_worker_program(Lowering& l, ModelParallel& mp, int w) {
   const bool split = mp.first >= 0 && l.gpus > 1;
   auto& ready = l.grad_ready_item[static_cast<size_t>(w)];
 
-  if (l.scenario.training.data == "real") {
+  if (l.scenario.training.data == Data::kReal) {
     ComputeOp data;
     data.phase = Phase::kData;
     data.samples = l.batch();

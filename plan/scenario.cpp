@@ -146,7 +146,7 @@ Convergence parse_convergence_object(const JsonObject& obj, const std::string& s
 Training parse_training(const JsonObject& obj) {
   Training t;
   obj.ignore("comment");
-  t.data = obj.get_enum("data", {"synthetic", "real"}, std::string("synthetic"));
+  t.data = data_from_name(obj.get_enum("data", {"synthetic", "real"}, std::string("synthetic")));
   t.dataset = obj.get_enum("dataset", {"", "fashion-mnist", "cifar10"}, std::string(""));
   t.dataset_path = obj.get_string("dataset_path", "");
   if (!t.dataset_path.empty()) t.dataset_path = resolve_relative(t.dataset_path, obj.file());
@@ -159,7 +159,7 @@ Training parse_training(const JsonObject& obj) {
   t.momentum = obj.get_number("momentum", 0.9, 0.0, 0.9999);
   t.weight_decay = obj.get_number("weight_decay", 5e-4, 0.0, 1.0);
   t.seed = static_cast<uint64_t>(obj.get_int("seed", 1, 0));
-  t.precision = obj.get_enum("precision", {"fp32", "bf16", "fp16"}, std::string("fp32"));
+  t.precision = precision_from_name(obj.get_enum("precision", {"fp32", "bf16", "fp16"}, std::string("fp32")));
   t.lr_scaling = obj.get_enum("lr_scaling", {"linear", "sqrt", "none"}, std::string("linear"));
   t.target_accuracy = obj.get_number("target_accuracy", 0.0, 0.0, 1.0);
   t.max_epochs = obj.get_int("max_epochs", 30, 1, 100000);
@@ -344,6 +344,29 @@ Scenario default_scenario() {
     "sweep": {"gpus": [1, 2, 4, 8, 16, 32, 64]}
   })";
   return parse_scenario(parse_json_text(text, "<default scenario>"), "<default scenario>");
+}
+
+const char* data_name(Data d) { return d == Data::kReal ? "real" : "synthetic"; }
+
+const char* precision_name(Precision p) {
+  switch (p) {
+    case Precision::kFp32: return "fp32";
+    case Precision::kBf16: return "bf16";
+    case Precision::kFp16: return "fp16";
+  }
+  return "?";
+}
+
+Data data_from_name(const std::string& name) {
+  ST_ASSERT(name == "real" || name == "synthetic", "data: \"" + name + "\" was not checked");
+  return name == "real" ? Data::kReal : Data::kSynthetic;
+}
+
+Precision precision_from_name(const std::string& name) {
+  for (Precision p : {Precision::kFp32, Precision::kBf16, Precision::kFp16})
+    if (name == precision_name(p)) return p;
+  ST_ASSERT(false, "precision: \"" + name + "\" was not checked");
+  return Precision::kFp32;
 }
 
 }  // namespace scaletwin::plan

@@ -74,8 +74,17 @@ struct Convergence {
 // Reads a calibrate --convergence file (format "scaletwin-convergence/1"); InputError naming the file and field.
 Convergence load_convergence(const std::string& path);
 
+// What a run trains on, and the arithmetic of its compute: parsed once from their names ("synthetic" | "real",
+// "fp32" | "bf16" | "fp16"), written back by name.
+enum class Data { kSynthetic, kReal };
+enum class Precision { kFp32, kBf16, kFp16 };
+const char* data_name(Data d);
+const char* precision_name(Precision p);
+Data data_from_name(const std::string& name);            // a name get_enum has checked
+Precision precision_from_name(const std::string& name);  // idem
+
 struct Training {
-  std::string data = "synthetic";   // synthetic | real
+  Data data = Data::kSynthetic;
   std::string dataset;              // "fashion-mnist" | "cifar10" (real data); default from the model's input
   std::string dataset_path;         // directory holding the files; default: Debian's location
   int64_t epochs = 0;               // 0: use iterations
@@ -90,7 +99,7 @@ struct Training {
   double momentum = 0.9;
   double weight_decay = 5e-4;
   uint64_t seed = 1;
-  std::string precision = "fp32";   // fp32 | bf16 | fp16
+  Precision precision = Precision::kFp32;
   // Time to accuracy (run --target-accuracy, predict): the test accuracy to reach (0: none), the epochs a run may
   // take at most to reach it, and how often it evaluates, in epochs (a fraction evaluates within an epoch).
   double target_accuracy = 0.0;

@@ -29,8 +29,8 @@ namespace {
 // What a point's run takes from its scenario (data, precision, what-if faults), for both fidelities.
 RunOptions scenario_run_options(const plan::Scenario& scenario, const RunOptions& options) {
   RunOptions run = options;
-  run.real_data = scenario.training.data == "real";
-  run.half_precision = scenario.training.precision != "fp32";
+  run.real_data = scenario.training.data == plan::Data::kReal;
+  run.half_precision = scenario.training.precision != plan::Precision::kFp32;
   run.faults = scenario.faults;
   run.faults_file = scenario.file;
   return run;

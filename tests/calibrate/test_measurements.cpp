@@ -53,7 +53,7 @@ TEST_CASE("a valid measurements file is read with its fields, unknown ones kept"
   const plan::Scenario s = scenario_of(r);
   CHECK(s.nodes == 2);
   CHECK(s.gpus_per_node == 8);
-  CHECK(s.training.data == "synthetic");
+  CHECK(s.training.data == plan::Data::kSynthetic);
 }
 
 TEST_CASE("cluster and model paths are relative to the measurements file", "[unit]") {

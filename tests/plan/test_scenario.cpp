@@ -28,7 +28,7 @@ TEST_CASE("a minimal scenario gets the spec's defaults", "[scenario]") {
   CHECK(s.scheme.allreduce.algorithm == "ring");
   CHECK(s.scheme.allreduce.bucket_bytes == 25'000'000);
   CHECK(s.scheme.allreduce.overlap);
-  CHECK(s.training.data == "synthetic");
+  CHECK(s.training.data == Data::kSynthetic);
 }
 
 TEST_CASE("ps options and their defaults", "[scenario]") {
