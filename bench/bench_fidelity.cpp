@@ -1,4 +1,4 @@
-// Benchmark: the fast simulation mode (sim/fast_runner.hpp) against the message-level SimGrid runner on the same
+// Benchmark: the fast simulation mode (sim/fast/runner.hpp) against the message-level SimGrid runner on the same
 // scenarios and GPU counts, side by side: wall and CPU seconds of each (the message level runs in a forked child:
 // its CPU time is the child's), their ratio, and the relative difference of every prediction (iteration_s,
 // compute_s, exposed_comm_s). Points above --message-max GPUs run in the fast mode only (wall, CPU, peak RSS).

@@ -1,4 +1,4 @@
-// Rounds of a collective: what the fast simulation mode times (sim/fast_plan.hpp), described beside the
+// Rounds of a collective: what the fast simulation mode times (sim/fast/plan.hpp), described beside the
 // generators so that nothing outside plan/ needs to know an algorithm.
 //
 // A round is what a schedule's ranks do concurrently between two synchronisation points: a set of transfers (a

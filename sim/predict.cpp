@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "sim/fast_runner.hpp"
+#include "sim/fast/runner.hpp"
 #include "sim/jitter.hpp"
 #include "sim/point_pool.hpp"
 #include "sim/stacks.hpp"

@@ -19,7 +19,7 @@
 namespace scaletwin::sim {
 
 // Which simulator times a point: the message-level SimGrid runner (runner.hpp), the fast round-level one
-// (fast_runner.hpp), or auto: fast above kAutoFastAboveGpus GPUs, message-level up to it. Plans the fast mode
+// (sim/fast/runner.hpp), or auto: fast above kAutoFastAboveGpus GPUs, message-level up to it. Plans the fast mode
 // cannot run (asynchronous ones) always use the message level. PointResult::fidelity says which was used.
 enum class Fidelity { kMessage, kFast, kAuto };
 constexpr int kAutoFastAboveGpus = 64;

@@ -1,5 +1,5 @@
 // The measured window of a synchronous simulation, shared by both fidelities' collectors (sim/runner.cpp,
-// sim/fast_collect.cpp): it opens when the last worker has ended the last warm-up iteration and closes when the
+// sim/fast/collect.cpp): it opens when the last worker has ended the last warm-up iteration and closes when the
 // last worker ends the last measured one; that last worker is the critical worker.
 #pragma once
 

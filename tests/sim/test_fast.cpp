@@ -10,8 +10,8 @@
 #include "plan/collectives.hpp"
 #include "plan/oracle.hpp"
 #include "plan/scenario.hpp"
-#include "sim/fast_plan.hpp"
-#include "sim/fast_runner.hpp"
+#include "sim/fast/plan.hpp"
+#include "sim/fast/runner.hpp"
 #include "sim/predict.hpp"
 
 using namespace scaletwin;

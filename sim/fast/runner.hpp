@@ -4,7 +4,7 @@
 //   compute     as in the message-level runner: one compute stream per endpoint (lowest ready item first), the
 //               same ComputeModel; communication items run concurrently with it; deps honoured; the next
 //               iteration starts when every item of the previous one has completed on that endpoint
-//   collectives step by step (fast_dataflow.hpp) for schedules up to 64 ranks (except the ring): every rank starts
+//   collectives step by step (dataflow.hpp) for schedules up to 64 ranks (except the ring): every rank starts
 //               its part when its endpoint reaches the item, each transfer when both its sides are posted, as the
 //               message level does; a participant's item completes when its ranks are done (for a twin class,
 //               when all of its ranks are)
@@ -16,7 +16,7 @@
 //               or ends (fluid model); a round's progress is the fraction of its slowest flow's bytes moved
 //   symmetry    endpoints with identical programs (same compute ops, deps and collectives: data-parallel workers)
 //               are twins and are simulated once; combinations of transfers that repeat (every ring step, every
-//               bucket of a data-parallel all-reduce) are timed by one lookup (fast_network.hpp)
+//               bucket of a data-parallel all-reduce) are timed by one lookup (network.hpp)
 //   faults      what-if faults (faults.hpp) as the message level applies them: link bandwidths, routes, and the
 //               straggler's compute times (a straggler is a twin class of its own)
 //

@@ -1,7 +1,7 @@
-// The fast mode's iteration runner (see fast_runner.hpp): twin classes of endpoints, a discrete-event loop over
+// The fast mode's iteration runner (see runner.hpp): twin classes of endpoints, a discrete-event loop over
 // compute items and collective rounds with fluid, max-min fair transfers, and the same bookkeeping as the
 // message-level runner (iteration times, phases, collectives, critical worker).
-#include "sim/fast_runner.hpp"
+#include "sim/fast/runner.hpp"
 
 #include <fmt/format.h>
 
@@ -16,8 +16,8 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "sim/compute_model.hpp"
-#include "sim/fast_network.hpp"
-#include "sim/fast_plan.hpp"
+#include "sim/fast/network.hpp"
+#include "sim/fast/plan.hpp"
 #include "sim/platform.hpp"
 
 namespace scaletwin::sim {
@@ -50,7 +50,7 @@ struct Active {
   size_t round = 0;
 };
 
-// A step-level collective (fast_dataflow.hpp) and, per participant class, its ranks not done yet.
+// A step-level collective (dataflow.hpp) and, per participant class, its ranks not done yet.
 struct Run {
   int collective = -1;
   int iteration = 0;

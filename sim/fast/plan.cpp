@@ -1,6 +1,6 @@
-// The plan side of the fast mode (see fast_plan.hpp): twin classes, per-class compute times, collective rounds and
+// The plan side of the fast mode (see plan.hpp): twin classes, per-class compute times, collective rounds and
 // the times of their phases, and the PointResult as the message-level runner computes it.
-#include "sim/fast_plan.hpp"
+#include "sim/fast/plan.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
-// Step-level collectives of the fast mode (see fast_dataflow.hpp): the interpreter's state machine
+// Step-level collectives of the fast mode (see dataflow.hpp): the interpreter's state machine
 // (sim/interpreter.cpp) without SimGrid, returning the actions the fast mode's event loop takes.
-#include "sim/fast_dataflow.hpp"
+#include "sim/fast/dataflow.hpp"
 
 #include <cmath>
 #include <utility>

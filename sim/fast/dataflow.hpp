@@ -9,7 +9,7 @@
 // and slow links (pipelined trees across NVLink/PCIe and the network, binomial trees of local aggregation, the
 // pushes of a parameter server) or where several collectives overlap and their ranks drift apart, ranks of the
 // message level run ahead and lockstep was up to 8% pessimistic. Cost: one event per step instead of per round,
-// so the fast mode uses it only for schedules up to kDataflowMaxSteps steps (fast_plan.cpp) and keeps lockstep
+// so the fast mode uses it only for schedules up to kDataflowMaxSteps steps (plan.cpp) and keeps lockstep
 // rounds for the symbolic ring and for larger schedules.
 //
 // A DataflowRun does not own time: its methods return the actions the event loop must take (a timer, a flow to

@@ -7,7 +7,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "plan/collectives.hpp"
-#include "sim/fast_plan.hpp"
+#include "sim/fast/plan.hpp"
 #include "sim/sync_window.hpp"
 
 namespace scaletwin::sim::fast {

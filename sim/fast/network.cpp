@@ -1,6 +1,6 @@
-// The fast mode's flow-level network (see fast_network.hpp): links and routes as sim/platform.cpp builds them,
+// The fast mode's flow-level network (see network.hpp): links and routes as sim/platform.cpp builds them,
 // pattern registry, and max-min fair rates by progressive filling, memoized per combination of patterns.
-#include "sim/fast_network.hpp"
+#include "sim/fast/network.hpp"
 
 #include <algorithm>
 #include <limits>

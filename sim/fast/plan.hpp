@@ -1,4 +1,4 @@
-// What the fast mode's event loop (fast_runner.cpp) asks of a plan: twin classes of endpoints, per-class items
+// What the fast mode's event loop (runner.cpp) asks of a plan: twin classes of endpoints, per-class items
 // and their compute times, the participants of each collective by class, the rounds of each collective and the
 // times of their phases (latency, fluid transfer under the current combination, reductions and copies), and the
 // final PointResult, computed as the message-level runner does.
@@ -19,8 +19,8 @@
 #include "plan/iteration_plan.hpp"
 #include "sim/calibration.hpp"
 #include "sim/compute_model.hpp"
-#include "sim/fast_dataflow.hpp"
-#include "sim/fast_network.hpp"
+#include "sim/fast/dataflow.hpp"
+#include "sim/fast/network.hpp"
 #include "sim/report.hpp"
 #include "sim/runner.hpp"
 #include "topology/cluster.hpp"
@@ -42,7 +42,7 @@ struct IterationRecord {
 // symbolic form where it has one, plan/rounds.hpp).
 CollectiveRounds rounds_for_schedule(const plan::IterationPlan& plan, int s);
 
-// Schedules up to this many ranks and steps, with rounds of few flows, run step by step (fast_dataflow.hpp); larger
+// Schedules up to this many ranks and steps, with rounds of few flows, run step by step (dataflow.hpp); larger
 // ones, and those whose generator states that lockstep rounds are what its ranks do (lockstep_exact), in lockstep
 // rounds.
 constexpr size_t kDataflowMaxSteps = size_t{1} << 16;
@@ -66,7 +66,7 @@ class FastPlan {
   // (class, item) of every participant class of collective c.
   const std::vector<std::pair<int, int>>& participants(int c) const { return participants_[static_cast<size_t>(c)]; }
 
-  // Step-level runs (fast_dataflow.hpp): the schedule of collective c when it runs step by step (else null), its
+  // Step-level runs (dataflow.hpp): the schedule of collective c when it runs step by step (else null), its
   // ranks' costs, the class of each rank, and the network pattern of one flow between two of its ranks.
   const DataflowSchedule* dataflow(int c);
   const DataflowCosts& dataflow_costs(int c);
