@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "calibrate/simulate.hpp"
 #include "core/error.hpp"
@@ -16,6 +17,26 @@
 namespace scaletwin::calibrate {
 
 namespace {
+
+// The compute ops of a program, grouped by everything sim::ComputeModel::op_time_s reads (not the layer index),
+// each with how many times it occurs, in order of first occurrence.
+std::vector<std::pair<plan::ComputeOp, int>> distinct_ops(const plan::EndpointProgram& program) {
+  using Key = std::tuple<int, int, double, double, int64_t, int, int, double>;
+  std::map<Key, size_t> index;
+  std::vector<std::pair<plan::ComputeOp, int>> out;
+  for (const plan::Item& item : program.items) {
+    if (item.kind != plan::Item::Kind::kCompute) continue;
+    const plan::ComputeOp& op = item.compute;
+    const Key key{static_cast<int>(op.phase), static_cast<int>(op.layer_class), op.flops, op.bytes, op.samples,
+                  op.kernel_hw, op.stride, op.parallel_elements};
+    const auto [it, fresh] = index.emplace(key, out.size());
+    if (fresh)
+      out.emplace_back(op, 1);
+    else
+      ++out[it->second].second;
+  }
+  return out;
+}
 
 // Adds what one plan exercises: the device type, its 3x3 stride-1 convolutions, the link classes its collectives
 // cross, PS and collectives, per stack. A stack with fitted costs (a framework: stacks/*.json) carries everything
@@ -85,9 +106,7 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
         if (ep.kind != plan::EndpointKind::kWorker) continue;
         k.worker_co_runners.at(static_cast<size_t>(ep.worker_index)) = per_endpoint[e].co_runners;
         if (per_endpoint[e].co_runners > 0) exercised_.shared_devices.insert(cluster.spec().node.device.name);
-        for (const plan::Item& item : plan.program(static_cast<int>(e)).items)
-          if (item.kind == plan::Item::Kind::kCompute)
-            k.worker_ops.at(static_cast<size_t>(ep.worker_index)).push_back(item.compute);
+        k.worker_ops.at(static_cast<size_t>(ep.worker_index)) = distinct_ops(plan.program(static_cast<int>(e)));
       }
       k.model_name = model.name;
       k.stack = sim::run_stack(k.scenario, cluster);
@@ -115,8 +134,8 @@ Surrogate::ComputeSplit Surrogate::config_compute(const Config& k, const sim::Ca
   p.co_runners = k.worker_co_runners.at(static_cast<size_t>(k.critical));
   const sim::DeviceEfficiency& eff = model.calibration().device(p.name);  // once, not per op
   ComputeSplit t;
-  for (const plan::ComputeOp& op : k.worker_ops.at(static_cast<size_t>(k.critical))) {
-    const double s = model.op_time_s(op, p, eff);
+  for (const auto& [op, count] : k.worker_ops.at(static_cast<size_t>(k.critical))) {
+    const double s = model.op_time_s(op, p, eff) * count;
     t.total_s += s;
     if (op.phase == plan::Phase::kData) t.data_s += s;
   }

@@ -56,7 +56,9 @@ class Surrogate {
   struct Config {
     plan::Scenario scenario;
     int gpus = 1;
-    std::vector<std::vector<plan::ComputeOp>> worker_ops;  // per worker index
+    // Per worker index: its distinct compute ops (alike in everything their time depends on) and how many times
+    // each occurs; a ResNet repeats its blocks, and the fit evaluates every configuration thousands of times.
+    std::vector<std::vector<std::pair<plan::ComputeOp, int>>> worker_ops;
     std::vector<int> worker_co_runners;                     // per worker index (sim::note_co_runners)
     sim::Processor processor;
     std::string model_name;  // for Calibration::for_model
