@@ -2,12 +2,15 @@
 #include "calibrate/validate.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
+#include <map>
 #include <tuple>
 
 #include "calibrate/simulate.hpp"
 #include "core/error.hpp"
+#include "sim/predict.hpp"
 #include "sim/report.hpp"
 
 namespace scaletwin::calibrate {
@@ -52,6 +55,7 @@ Validation validate_runs(const std::vector<MeasuredRun>& runs, const sim::Calibr
   for (size_t i = 0; i < runs.size(); ++i) {
     v.rows[i].repeats = runs[i].repeats;
     v.rows[i].measured_std_error = runs[i].images_per_sec_std_error;
+    v.rows[i].fidelity = points[i].fidelity;
   }
   set_intervals(v, calibration.prediction_log_sd);
   return v;
@@ -65,7 +69,8 @@ Json validation_to_json(const Validation& v) {
                     {"predicted_images_per_sec", r.predicted_images_per_sec},
                     {"error", r.error},
                     {"repeats", r.repeats},
-                    {"measured_std_error", r.measured_std_error}});
+                    {"measured_std_error", r.measured_std_error},
+                    {"fidelity", r.fidelity}});
   Json out = {{"runs", runs}, {"mape", v.mape}};
   if (v.interval_log_sd > 0.0) {
     for (size_t i = 0; i < v.rows.size(); ++i)
@@ -93,6 +98,16 @@ std::string validation_table(const Validation& v) {
   }
   out += fmt::format("MAPE {:.2f}% over {} runs (images/s; error = (predicted - measured) / measured)\n", v.mape,
                      v.rows.size());
+  std::map<std::string, int> by_fidelity;
+  for (const ValidationRow& r : v.rows)
+    if (!r.fidelity.empty()) ++by_fidelity[r.fidelity];
+  if (!by_fidelity.empty()) {
+    std::vector<std::string> parts;
+    for (const auto& [f, what] : {std::pair{"message", "at message level"}, std::pair{"fast", "in the fast mode"}})
+      if (by_fidelity.count(f) > 0) parts.push_back(fmt::format("{} {}", by_fidelity[f], what));
+    out += fmt::format("simulated as predict does (message level up to {} GPUs and for asynchronous plans, fast mode "
+                       "above): {}\n", sim::kAutoFastAboveGpus, fmt::join(parts, ", "));
+  }
   if (v.interval_log_sd > 0.0)
     out += fmt::format("inside the 90% prediction interval: {} of {} runs ({:.0f}%)\n", v.inside_interval,
                        v.rows.size(), v.rows.empty() ? 0.0 : 100.0 * v.inside_interval / static_cast<double>(v.rows.size()));

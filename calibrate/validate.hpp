@@ -22,6 +22,7 @@ struct ValidationRow {
   int repeats = 1;                    // runs pooled into the measured figure (measurements.hpp, pool_repeats)
   double measured_std_error = 0.0;    // relative standard error of the measured figure (0 for one run)
   double interval_low = 0.0, interval_high = 0.0;  // the prediction's 90% interval (0, 0 without one)
+  std::string fidelity = "";  // the simulator that predicted it ("message" or "fast": predict's rule); "" when unknown
 };
 
 struct Validation {

@@ -69,12 +69,17 @@ Fidelity fidelity_from_name(const std::string& name) {
   throw InputError("", "--fidelity", fmt::format("message, fast or auto (got \"{}\")", name));
 }
 
-PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
-                                  const RunOptions& options, Fidelity fidelity) {
+namespace {
+
+// Whether `fidelity` times this point in the fast mode (asynchronous plans never are).
+bool runs_fast(const plan::Scenario& scenario, int gpus, Fidelity fidelity) {
   const bool fast = fidelity == Fidelity::kFast || (fidelity == Fidelity::kAuto && gpus > kAutoFastAboveGpus);
   const plan::Scheme& scheme = scenario.scheme;
-  if (!fast || (scheme.has_servers() && scheme.ps.mode != plan::PsMode::kSync))
-    return simulate_point_forked(scenario, gpus, calibration, options);
+  return fast && !(scheme.has_servers() && scheme.ps.mode != plan::PsMode::kSync);
+}
+
+PointResult simulate_point_fast(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
+                                const RunOptions& options) {
   plan::LowerOptions lowering;
   lowering.materialize_schedules = false;  // the fast mode times recipes: no O(GPUs²) schedules
   const plan::Point p = plan::prepare(scenario, gpus, lowering);
@@ -82,6 +87,20 @@ PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, cons
   PointResult point = run_iteration_plan_fast(p.plan, p.cluster, for_model, scenario_run_options(scenario, options));
   apply_compute_jitter(point, p.plan, p.cluster, for_model);
   return point;
+}
+
+}  // namespace
+
+PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
+                           const RunOptions& options, Fidelity fidelity) {
+  return runs_fast(scenario, gpus, fidelity) ? simulate_point_fast(scenario, gpus, calibration, options)
+                                             : simulate_point(scenario, gpus, calibration, options);
+}
+
+PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
+                                  const RunOptions& options, Fidelity fidelity) {
+  return runs_fast(scenario, gpus, fidelity) ? simulate_point_fast(scenario, gpus, calibration, options)
+                                             : simulate_point_forked(scenario, gpus, calibration, options);
 }
 
 Report predict(const plan::Scenario& scenario, const PredictOptions& options) {

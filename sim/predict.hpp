@@ -43,6 +43,10 @@ std::vector<int> sweep_of(const plan::Scenario& scenario, const std::vector<int>
 PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
                            const RunOptions& options);
 
+// With a fidelity (kAuto: predict's rule), in this process: the fast mode where it applies, else as above.
+PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
+                           const RunOptions& options, Fidelity fidelity);
+
 // Simulates one point in a forked child and returns its result.
 PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
                                   const RunOptions& options);

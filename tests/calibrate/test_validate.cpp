@@ -220,3 +220,19 @@ TEST_CASE("the 90% interval of each prediction and how many measured runs fall i
   CHECK(v.inside_interval == 0);
   CHECK_FALSE(validation_to_json(v).contains("interval"));
 }
+
+TEST_CASE("validate simulates each run as predict would: message level up to 64 GPUs, the fast mode above", "[unit]") {
+  const Json doc = {{"format", "scaletwin-measurements/1"},
+                    {"runs",
+                     {{{"id", "small"}, {"cluster", "dgx-h200"}, {"nodes", 1}, {"gpus_per_node", 2}, {"model", "resnet50"},
+                       {"batch_per_gpu", 64}, {"scheme", {{"name", "allreduce"}}}, {"images_per_sec", 5000.0}},
+                      {{"id", "large"}, {"cluster", "dgx-h200"}, {"nodes", 16}, {"gpus_per_node", 8}, {"model", "resnet50"},
+                       {"batch_per_gpu", 64}, {"scheme", {{"name", "allreduce"}}}, {"images_per_sec", 300000.0}}}}};
+  const auto runs = parse_measurements(doc, "m.json");
+  const Validation v = validate_runs(runs, scaletwin::sim::default_calibration(), 2);
+  REQUIRE(v.rows.size() == 2);
+  CHECK(v.rows[0].fidelity == "message");
+  CHECK(v.rows[1].fidelity == "fast");
+  CHECK(validation_to_json(v).at("runs")[1].at("fidelity") == "fast");
+  CHECK(validation_table(v).find("1 at message level, 1 in the fast mode") != std::string::npos);
+}
