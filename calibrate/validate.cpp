@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
-#include <map>
 #include <tuple>
 
 #include "calibrate/simulate.hpp"
@@ -98,16 +98,14 @@ std::string validation_table(const Validation& v) {
   }
   out += fmt::format("MAPE {:.2f}% over {} runs (images/s; error = (predicted - measured) / measured)\n", v.mape,
                      v.rows.size());
-  std::map<std::string, int> by_fidelity;
-  for (const ValidationRow& r : v.rows)
-    if (!r.fidelity.empty()) ++by_fidelity[r.fidelity];
-  if (!by_fidelity.empty()) {
-    std::vector<std::string> parts;
-    for (const auto& [f, what] : {std::pair{"message", "at message level"}, std::pair{"fast", "in the fast mode"}})
-      if (by_fidelity.count(f) > 0) parts.push_back(fmt::format("{} {}", by_fidelity[f], what));
+  std::vector<std::string> parts;
+  for (const auto& [f, what] : {std::pair{"message", "at message level"}, std::pair{"fast", "in the fast mode"}}) {
+    const auto n = std::count_if(v.rows.begin(), v.rows.end(), [f = f](const ValidationRow& r) { return r.fidelity == f; });
+    if (n > 0) parts.push_back(fmt::format("{} {}", n, what));
+  }
+  if (!parts.empty())
     out += fmt::format("simulated as predict does (message level up to {} GPUs and for asynchronous plans, fast mode "
                        "above): {}\n", sim::kAutoFastAboveGpus, fmt::join(parts, ", "));
-  }
   if (v.interval_log_sd > 0.0)
     out += fmt::format("inside the 90% prediction interval: {} of {} runs ({:.0f}%)\n", v.inside_interval,
                        v.rows.size(), v.rows.empty() ? 0.0 : 100.0 * v.inside_interval / static_cast<double>(v.rows.size()));

@@ -9,13 +9,21 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cstring>
+#include <bit>
 
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "plan/lower_internal.hpp"
 
 namespace scaletwin::plan {
+
+namespace {
+
+// One 64-bit word mixed into a hash (the plan's hash() and the program tree's item hash).
+uint64_t mix(uint64_t h, uint64_t v) { return (h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2))) * 1099511628211ULL; }
+uint64_t bits(double x) { return std::bit_cast<uint64_t>(x); }
+
+}  // namespace
 
 namespace detail {
 
@@ -28,12 +36,6 @@ int PlanBuilder::add_endpoint(Endpoint e) {
 
 namespace {
 
-uint64_t mix(uint64_t h, uint64_t v) { return (h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2))) * 1099511628211ULL; }
-uint64_t bits(double x) {
-  uint64_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
 uint64_t item_hash(int parent, const Item& it) {
   uint64_t h = mix(static_cast<uint64_t>(parent), static_cast<uint64_t>(it.kind));
   h = mix(h, static_cast<uint64_t>(it.collective + 1));
@@ -48,6 +50,8 @@ uint64_t item_hash(int parent, const Item& it) {
 }  // namespace
 
 int PlanBuilder::append(int e, Item item) {
+  std::sort(item.deps.begin(), item.deps.end());
+  item.deps.erase(std::unique(item.deps.begin(), item.deps.end()), item.deps.end());
   int& at = at_.at(static_cast<size_t>(e));
   const int first = nodes_[static_cast<size_t>(at)].first_child;
   if (first >= 0 && nodes_[static_cast<size_t>(first)].item == item) {
@@ -81,8 +85,6 @@ int PlanBuilder::compute(int e, const ComputeOp& op, std::vector<int> deps) {
   Item item;
   item.kind = Item::Kind::kCompute;
   item.compute = op;
-  std::sort(deps.begin(), deps.end());
-  deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
   item.deps = std::move(deps);
   last_compute_[static_cast<size_t>(e)] = append(e, std::move(item));
   return last_compute_[static_cast<size_t>(e)];
@@ -94,8 +96,6 @@ int PlanBuilder::comm(int e, int c, int rank, std::vector<int> deps) {
   Item item;
   item.kind = Item::Kind::kComm;
   item.collective = c;
-  std::sort(deps.begin(), deps.end());
-  deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
   item.deps = std::move(deps);
   return append(e, std::move(item));
 }
@@ -322,12 +322,8 @@ uint64_t IterationPlan::hash() const {
   // Numbers are mixed in as 64-bit words (no formatting): a plan of thousands of ranks has millions of items and
   // schedule steps, and a formatted hash took seconds at 4,096 GPUs. Strings (names) go through FNV-1a.
   uint64_t h = 1469598103934665603ULL;
-  auto word = [&h](uint64_t v) { h = (h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2))) * 1099511628211ULL; };
-  auto num = [&word](double x) {
-    uint64_t b;
-    std::memcpy(&b, &x, sizeof b);
-    word(b);
-  };
+  auto word = [&h](uint64_t v) { h = mix(h, v); };
+  auto num = [&word](double x) { word(bits(x)); };
   auto ints = [&word](const std::vector<int>& v) {
     word(v.size());
     for (int x : v) word(static_cast<uint64_t>(static_cast<int64_t>(x)));

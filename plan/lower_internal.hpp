@@ -54,7 +54,7 @@ class PlanBuilder {
     int first_child = -1; // the first child created: the one every twin follows, checked before hashing
     Item item;
   };
-  int append(int e, Item item);  // returns the item's index in e's program
+  int append(int e, Item item);  // deps sorted and made unique; returns the item's index in e's program
   static Schedule schedule_shell(const ScheduleRecipe& recipe);
   IterationPlan& plan_;
   bool materialize_ = true;

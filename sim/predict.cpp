@@ -36,17 +36,35 @@ RunOptions scenario_run_options(const plan::Scenario& scenario, const RunOptions
   return run;
 }
 
+// One point in this process, at message level (SimGrid: once per process) or in the fast mode, which times recipes
+// (no O(GPUs²) schedules materialized).
+PointResult simulate_in_process(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
+                                const RunOptions& options, bool fast) {
+  plan::LowerOptions lowering;
+  lowering.materialize_schedules = !fast;
+  const plan::Point p = plan::prepare(scenario, gpus, lowering);
+  // The calibration's per-model factors (fitted by calibrate) apply to this scenario's model only, its stack's
+  // costs to this scenario's stack; for_run clears both, so applying it again downstream changes nothing.
+  const Calibration for_model = calibration.for_run(p.model.name, run_stack(scenario, p.cluster));
+  const RunOptions run = scenario_run_options(scenario, options);
+  PointResult point = fast ? run_iteration_plan_fast(p.plan, p.cluster, for_model, run)
+                           : run_iteration_plan(p.plan, p.cluster, for_model, run);
+  apply_compute_jitter(point, p.plan, p.cluster, for_model);
+  return point;
+}
+
+// Whether `fidelity` times this point in the fast mode (asynchronous plans never are).
+bool runs_fast(const plan::Scenario& scenario, int gpus, Fidelity fidelity) {
+  const bool fast = fidelity == Fidelity::kFast || (fidelity == Fidelity::kAuto && gpus > kAutoFastAboveGpus);
+  const plan::Scheme& scheme = scenario.scheme;
+  return fast && !(scheme.has_servers() && scheme.ps.mode != plan::PsMode::kSync);
+}
+
 }  // namespace
 
 PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
                            const RunOptions& options) {
-  const plan::Point p = plan::prepare(scenario, gpus);
-  // The calibration's per-model factors (fitted by calibrate) apply to this scenario's model only, its stack's
-  // costs to this scenario's stack; for_run clears both, so applying it again downstream changes nothing.
-  const Calibration for_model = calibration.for_run(p.model.name, run_stack(scenario, p.cluster));
-  PointResult point = run_iteration_plan(p.plan, p.cluster, for_model, scenario_run_options(scenario, options));
-  apply_compute_jitter(point, p.plan, p.cluster, for_model);
-  return point;
+  return simulate_in_process(scenario, gpus, calibration, options, false);
 }
 
 PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
@@ -69,37 +87,14 @@ Fidelity fidelity_from_name(const std::string& name) {
   throw InputError("", "--fidelity", fmt::format("message, fast or auto (got \"{}\")", name));
 }
 
-namespace {
-
-// Whether `fidelity` times this point in the fast mode (asynchronous plans never are).
-bool runs_fast(const plan::Scenario& scenario, int gpus, Fidelity fidelity) {
-  const bool fast = fidelity == Fidelity::kFast || (fidelity == Fidelity::kAuto && gpus > kAutoFastAboveGpus);
-  const plan::Scheme& scheme = scenario.scheme;
-  return fast && !(scheme.has_servers() && scheme.ps.mode != plan::PsMode::kSync);
-}
-
-PointResult simulate_point_fast(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
-                                const RunOptions& options) {
-  plan::LowerOptions lowering;
-  lowering.materialize_schedules = false;  // the fast mode times recipes: no O(GPUs²) schedules
-  const plan::Point p = plan::prepare(scenario, gpus, lowering);
-  const Calibration for_model = calibration.for_run(p.model.name, run_stack(scenario, p.cluster));
-  PointResult point = run_iteration_plan_fast(p.plan, p.cluster, for_model, scenario_run_options(scenario, options));
-  apply_compute_jitter(point, p.plan, p.cluster, for_model);
-  return point;
-}
-
-}  // namespace
-
 PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
                            const RunOptions& options, Fidelity fidelity) {
-  return runs_fast(scenario, gpus, fidelity) ? simulate_point_fast(scenario, gpus, calibration, options)
-                                             : simulate_point(scenario, gpus, calibration, options);
+  return simulate_in_process(scenario, gpus, calibration, options, runs_fast(scenario, gpus, fidelity));
 }
 
 PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
                                   const RunOptions& options, Fidelity fidelity) {
-  return runs_fast(scenario, gpus, fidelity) ? simulate_point_fast(scenario, gpus, calibration, options)
+  return runs_fast(scenario, gpus, fidelity) ? simulate_in_process(scenario, gpus, calibration, options, true)
                                              : simulate_point_forked(scenario, gpus, calibration, options);
 }
 

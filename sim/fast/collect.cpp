@@ -24,20 +24,23 @@ std::optional<plan::Schedule> dataflow_schedule(const plan::IterationPlan& plan,
   const plan::Schedule& schedule = plan.schedules.at(static_cast<size_t>(s));
   if (schedule.ranks > kDataflowMaxRanks) return std::nullopt;
   const bool materialized = static_cast<int>(schedule.programs.size()) == schedule.ranks;
-  ST_ASSERT(materialized || static_cast<size_t>(s) < plan.recipes.size(),
+  const plan::ScheduleRecipe* recipe = static_cast<size_t>(s) < plan.recipes.size() ? &plan.recipes[static_cast<size_t>(s)] : nullptr;
+  ST_ASSERT(materialized || recipe != nullptr,
             "fast mode: schedule " + schedule.name + " is neither materialized nor described by a recipe");
-  if (static_cast<size_t>(s) < plan.recipes.size()) {  // its generator may state that lockstep rounds are exact
-    const plan::ScheduleRecipe& recipe = plan.recipes[static_cast<size_t>(s)];
-    if (plan::has_symbolic_rounds(recipe.collective, recipe.algorithm) && plan::recipe_rounds(recipe).lockstep_exact)
-      return std::nullopt;
+  // The generator's symbolic rounds, when it has them: they may state that lockstep rounds are exact, and they spare
+  // extracting the rounds of a schedule generated here.
+  std::optional<CollectiveRounds> symbolic;
+  if (recipe != nullptr && plan::has_symbolic_rounds(recipe->collective, recipe->algorithm)) {
+    symbolic = plan::recipe_rounds(*recipe);
+    if (symbolic->lockstep_exact) return std::nullopt;
   }
-  const CollectiveRounds rounds = rounds_for_schedule(plan, s);
+  plan::Schedule made = materialized ? schedule : plan::make_schedule(*recipe);
+  const CollectiveRounds rounds = !materialized && symbolic ? std::move(*symbolic) : plan::rounds_of(made);
   // Every step-level event re-solves the rates of the flows in flight: schedules whose rounds hold more than
   // kDataflowMaxFlowsPerRank flows per rank (direct: p(p-1) at once) stay in lockstep rounds, where that cost is
   // paid once per round and memoized.
   for (const std::vector<RankFlow>& pattern : rounds.patterns)
     if (pattern.size() > static_cast<size_t>(kDataflowMaxFlowsPerRank * schedule.ranks)) return std::nullopt;
-  plan::Schedule made = materialized ? schedule : plan::make_schedule(plan.recipes[static_cast<size_t>(s)]);
   if (made.total_steps() > kDataflowMaxSteps) return std::nullopt;
   return made;
 }

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
+#include <bit>
 #include <limits>
 #include <tuple>
 #include <unordered_map>
@@ -17,12 +17,6 @@
 namespace scaletwin::sim::fast {
 
 namespace {
-
-uint64_t bits(double x) {
-  uint64_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
 
 double rate_of(double seconds_per_byte) {
   return seconds_per_byte > 0.0 ? 1.0 / seconds_per_byte : std::numeric_limits<double>::infinity();
@@ -55,7 +49,7 @@ void FastPlan::build_classes() {
   for (size_t e = 0; e < plan_.endpoints.size(); ++e) {
     const plan::Endpoint& ep = plan_.endpoints[e];
     const auto key = std::make_tuple(plan_.program_of[e], static_cast<int>(ep.kind), ep.device >= 0,
-                                     bits(faults_.slowdown(static_cast<int>(e))));
+                                     std::bit_cast<uint64_t>(faults_.slowdown(static_cast<int>(e))));
     const auto [it, fresh] = class_of_key.try_emplace(key, static_cast<int>(representative_.size()));
     class_of_[e] = it->second;
     if (fresh) representative_.push_back(static_cast<int>(e));
