@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
         const sim::Calibration calibration = sim::default_calibration();
         const sim::RunOptions run;
         const Clock f0;
-        const sim::PointResult fast = sim::simulate_point_forked(scenario, gpus, calibration, run, sim::Fidelity::kFast);
+        const report::PointResult fast = sim::simulate_point_forked(scenario, gpus, calibration, run, sim::Fidelity::kFast);
         const auto [fast_wall, fast_cpu] = f0.elapsed();
         if (gpus > message_max) {
           fmt::print("{:<40} {:>6} {:>10} {:>10.5f} {:>9} {:>9} {:>9} {:>8} {:>9.3f} {:>9.3f} {:>9}  ({}, peak RSS {:.0f} MB)\n",
@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
           continue;
         }
         const Clock m0;
-        const sim::PointResult msg = sim::simulate_point_forked(scenario, gpus, calibration, run, sim::Fidelity::kMessage);
+        const report::PointResult msg = sim::simulate_point_forked(scenario, gpus, calibration, run, sim::Fidelity::kMessage);
         const auto [msg_wall, msg_cpu] = m0.elapsed();
         const double d = rel(fast.iteration_s, msg.iteration_s);
         worst = std::max(worst, std::abs(d));

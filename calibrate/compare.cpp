@@ -10,8 +10,6 @@
 #include "calibrate/validate_report.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
-#include "sim/report.hpp"
-#include "sim/report_html.hpp"
 
 namespace scaletwin::calibrate {
 
@@ -20,51 +18,8 @@ namespace {
 // The phases in the order they are compared and printed.
 constexpr const char* kPhases[] = {"compute", "exposed_comm", "data", "idle"};
 
-double positive_number(const JsonObject& o, const std::string& key) {
-  const double v = o.get_number(key);
-  if (!(v > 0.0)) o.fail(key, "a number > 0");
-  return v;
-}
-
-// "collectives": [{"label", "seconds"}] into label -> seconds (repeated labels add up).
-std::map<std::string, double> read_buckets(const JsonObject& parent) {
-  std::map<std::string, double> out;
-  if (!parent.has("collectives")) return out;
-  const Json& list = parent.get_array("collectives");
-  for (size_t i = 0; i < list.size(); ++i) {
-    const JsonObject c(list[i], parent.file(), fmt::format("{}/{}", parent.path_of("collectives"), i));
-    out[c.get_string("label")] += c.get_number("seconds", std::nullopt, 0.0);
-  }
-  return out;
-}
-
-PointFigures read_predicted_point(const JsonObject& p) {
-  sim::PointResult r;
-  r.gpus = static_cast<int>(p.get_int("gpus", std::nullopt, 1, 1 << 24));
-  r.iteration_s = positive_number(p, "iteration_s");
-  r.images_per_sec = positive_number(p, "images_per_sec");
-  r.compute_s = p.get_number("compute_s", std::nullopt, 0.0);
-  r.exposed_comm_s = p.get_number("exposed_comm_s", std::nullopt, 0.0);
-  if (p.has("phases_s")) {
-    const JsonObject phases = p.get_object("phases_s");
-    for (const auto& item : phases.raw().items()) r.phase_s[item.key()] = phases.get_number(item.key(), std::nullopt, 0.0);
-  }
-  const sim::TimeBreakdown b = sim::time_breakdown(r);  // the split predict's report draws
-  PointFigures f;
-  f.gpus = r.gpus;
-  f.iteration_s = r.iteration_s;
-  f.images_per_sec = r.images_per_sec;
-  f.phases_s = {{"compute", b.compute_s}, {"exposed_comm", b.exposed_comm_s}, {"data", b.data_s}, {"idle", b.idle_s}};
-  f.buckets_s = read_buckets(p);
-  if (p.has("time_to_target_s")) {
-    f.time_to_target_s = p.get_number("time_to_target_s", std::nullopt, 0.0);
-    f.images_to_target = p.get_number("images_to_target", 0.0, 0.0);
-  }
-  return f;
-}
-
-void add_row(Comparison& c, const PointFigures& m, const std::string& figure, double predicted, double measured) {
-  ComparedFigure row{m.gpus, m.run, figure, predicted, measured, std::nullopt};
+void add_row(Comparison& c, const report::RunRecord& m, const std::string& figure, double predicted, double measured) {
+  ComparedFigure row{m.gpus, m.id, figure, predicted, measured, std::nullopt};
   if (measured != 0.0) row.error = (predicted - measured) / measured;
   c.rows.push_back(std::move(row));
 }
@@ -86,50 +41,34 @@ std::string value_text(const std::string& figure, double v) {
 
 }  // namespace
 
-std::vector<PointFigures> load_predicted_figures(const std::string& path, std::string* scenario) {
+std::vector<report::RunRecord> load_predicted_records(const std::string& path, std::string* scenario) {
   const Json json = load_json_file(path);
   const JsonObject root = JsonObject::root(json, path);
   if (scenario != nullptr) *scenario = root.has("scenario") ? root.get_string("scenario") : "";
   const Json& points = root.get_array("predictions");
   if (points.empty()) throw InputError(path, "/predictions", "at least one predicted point (predict --json)");
-  std::vector<PointFigures> out;
+  std::vector<report::RunRecord> out;
   for (size_t i = 0; i < points.size(); ++i)
-    out.push_back(read_predicted_point(JsonObject(points[i], path, fmt::format("/predictions/{}", i))));
+    out.push_back(report::predicted_record(JsonObject(points[i], path, fmt::format("/predictions/{}", i))));
   return out;
 }
 
-std::vector<PointFigures> load_measured_figures(const std::string& path) {
-  std::vector<PointFigures> out;
-  for (const MeasuredRun& run : load_measurements(path)) {
-    const JsonObject raw(run.raw, path, run.json_path);
-    PointFigures f;
-    f.run = run.id;
-    f.gpus = run.gpus();
-    f.images_per_sec = run.images_per_sec;
-    f.iteration_s = static_cast<double>(run.batch_per_gpu) * run.gpus() / run.images_per_sec;
-    if (raw.has("phases_per_iteration_s")) {
-      const JsonObject phases = raw.get_object("phases_per_iteration_s");
-      for (const char* phase : kPhases)
-        if (phases.has(phase)) f.phases_s[phase] = phases.get_number(phase, std::nullopt, 0.0);
-    }
-    f.buckets_s = read_buckets(raw);
-    const Json& t = run.raw.contains("time_to_target") ? run.raw["time_to_target"] : Json();
-    if (t.is_object() && t.value("reached", false) && t["seconds"].is_number() && t["images"].is_number()) {
-      f.time_to_target_s = t["seconds"].get<double>();
-      f.images_to_target = t["images"].get<double>();
-    }
-    out.push_back(std::move(f));
-  }
+std::vector<report::RunRecord> load_measured_records(const std::string& path) {
+  std::vector<report::RunRecord> out;
+  for (const MeasuredRun& run : load_measurements(path))
+    out.push_back(report::measured_record(JsonObject(run.raw, path, run.json_path), run.id, run.gpus(),
+                                          static_cast<double>(run.batch_per_gpu) * run.gpus(), run.images_per_sec));
   return out;
 }
 
-Comparison compare_figures(const std::vector<PointFigures>& predicted, const std::vector<PointFigures>& measured) {
+Comparison compare_records(const std::vector<report::RunRecord>& predicted,
+                           const std::vector<report::RunRecord>& measured) {
   Comparison c;
   std::set<int> matched;
-  for (const PointFigures& m : measured) {
+  for (const report::RunRecord& m : measured) {
     const auto p = std::find_if(predicted.begin(), predicted.end(), [&](const auto& x) { return x.gpus == m.gpus; });
     if (p == predicted.end()) {
-      c.measured_only_runs.push_back(m.run);
+      c.measured_only_runs.push_back(m.id);
       continue;
     }
     matched.insert(m.gpus);
@@ -140,28 +79,28 @@ Comparison compare_figures(const std::vector<PointFigures>& predicted, const std
       if (mp != m.phases_s.end() && pp != p->phases_s.end())
         add_row(c, m, std::string(phase) + "_s", pp->second, mp->second);
     }
-    for (const auto& [label, seconds] : m.buckets_s) {
-      const auto pb = p->buckets_s.find(label);
-      if (pb != p->buckets_s.end()) add_row(c, m, "bucket:" + label, pb->second, seconds);
+    for (const auto& [label, seconds] : m.collectives_s) {
+      const auto pb = p->collectives_s.find(label);
+      if (pb != p->collectives_s.end()) add_row(c, m, "bucket:" + label, pb->second, seconds);
     }
     if (m.time_to_target_s > 0.0 && p->time_to_target_s > 0.0) {
       add_row(c, m, "time_to_target_s", p->time_to_target_s, m.time_to_target_s);
       if (p->images_to_target > 0.0) add_row(c, m, "images_to_target", p->images_to_target, m.images_to_target);
     }
   }
-  for (const PointFigures& p : predicted)
+  for (const report::RunRecord& p : predicted)
     if (!matched.count(p.gpus)) c.predicted_only_gpus.push_back(p.gpus);
   return c;
 }
 
 Comparison compare_files(const std::string& prediction_path, const std::string& measurements_path) {
   std::string scenario;
-  const std::vector<PointFigures> predicted = load_predicted_figures(prediction_path, &scenario);
-  const std::vector<PointFigures> measured = load_measured_figures(measurements_path);
-  Comparison c = compare_figures(predicted, measured);
+  const std::vector<report::RunRecord> predicted = load_predicted_records(prediction_path, &scenario);
+  const std::vector<report::RunRecord> measured = load_measured_records(measurements_path);
+  Comparison c = compare_records(predicted, measured);
   if (c.rows.empty()) {
     std::string have;
-    for (const PointFigures& p : predicted) have += (have.empty() ? "" : ",") + std::to_string(p.gpus);
+    for (const report::RunRecord& p : predicted) have += (have.empty() ? "" : ",") + std::to_string(p.gpus);
     throw InputError(measurements_path, "/runs",
                      fmt::format("a run at a GPU count {} predicts ({})", prediction_path, have));
   }

@@ -8,7 +8,7 @@
 //
 // Each measured run is joined with the predicted point of the same GPU count, and compared on
 //   iteration_s (measured: global batch / images/s), images_per_sec,
-//   the phases of the critical worker, as sim::time_breakdown splits a prediction: compute (without data),
+//   the phases of the critical worker, as report::time_breakdown splits a prediction: compute (without data),
 //   exposed_comm, data, and idle when the run states it (only measured phases are compared),
 //   every bucket (collective label) that both sides have.
 // error = (predicted - measured) / measured, none when measured is 0. Runs without a predicted point and predicted
@@ -21,22 +21,9 @@
 #include <vector>
 
 #include "core/json_reader.hpp"
+#include "report/run_record.hpp"
 
 namespace scaletwin::calibrate {
-
-// The figures of one side at one GPU count, seconds per iteration unless named otherwise.
-struct PointFigures {
-  std::string run;  // measured: the run's id; predicted: ""
-  int gpus = 0;
-  double iteration_s = 0.0;
-  double images_per_sec = 0.0;
-  std::map<std::string, double> phases_s;   // compute, exposed_comm, data, idle (those known)
-  std::map<std::string, double> buckets_s;  // collective label -> seconds
-  // Time to accuracy where both sides have it: predicted time_to_target_s and images_to_target; measured
-  // time_to_target.seconds and .images of a run that reached its target (0: none).
-  double time_to_target_s = 0.0;
-  double images_to_target = 0.0;
-};
 
 struct ComparedFigure {
   int gpus = 0;
@@ -57,11 +44,12 @@ struct Comparison {
   std::vector<std::string> measured_only_runs;  // runs at a GPU count the prediction lacks
 };
 
-// Readers: InputError naming the file, the JSON path and what was expected.
-std::vector<PointFigures> load_predicted_figures(const std::string& path, std::string* scenario = nullptr);
-std::vector<PointFigures> load_measured_figures(const std::string& path);
+// Both sides as report::RunRecord (report/run_record.hpp). Readers: InputError naming the file, the JSON path and what was expected.
+std::vector<report::RunRecord> load_predicted_records(const std::string& path, std::string* scenario = nullptr);
+std::vector<report::RunRecord> load_measured_records(const std::string& path);
 
-Comparison compare_figures(const std::vector<PointFigures>& predicted, const std::vector<PointFigures>& measured);
+Comparison compare_records(const std::vector<report::RunRecord>& predicted,
+                           const std::vector<report::RunRecord>& measured);
 Comparison compare_files(const std::string& prediction_path, const std::string& measurements_path);
 
 // {"prediction", "measurements", "scenario", "rows": [{"gpus", "run", "figure", "predicted", "measured", "error"}],

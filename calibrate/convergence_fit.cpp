@@ -11,7 +11,7 @@
 
 #include "core/error.hpp"
 #include "sim/convergence.hpp"
-#include "sim/report.hpp"
+#include "report/report.hpp"
 
 namespace scaletwin::calibrate {
 
@@ -294,7 +294,7 @@ ConvergenceCheck check_convergence(const plan::Convergence& model, const Converg
     // At the run's own training pace up to the target (its seconds per image there).
     row.predicted_seconds = row.predicted_images * (r.seconds / r.images);
     row.error = row.predicted_seconds / r.seconds - 1.0;
-    row.inside = model.log_sd > 0.0 && std::abs(std::log(row.predicted_seconds / r.seconds)) <= sim::kZ90 * model.log_sd;
+    row.inside = model.log_sd > 0.0 && std::abs(std::log(row.predicted_seconds / r.seconds)) <= report::kZ90 * model.log_sd;
     check.inside += row.inside ? 1 : 0;
     ape += std::abs(row.error);
     check.rows.push_back(row);
@@ -377,7 +377,7 @@ std::string convergence_check_table(const ConvergenceCheck& check, const plan::C
   out << fmt::format("time to target accuracy {} (convergence {}): images_min {:.0f}, critical batch {:.0f}, staleness "
                      "cost {:.3f}, 90% interval x/{:.2f}\n",
                      model.target_accuracy, model.source, model.images_min, model.critical_batch, model.staleness_cost,
-                     sim::interval_factor(model.log_sd));
+                     report::interval_factor(model.log_sd));
   out << fmt::format("{:<40} {:>8} {:>6} {:>10} {:>10} {:>9} {:>9} {:>8}\n", "run", "batch", "stale", "images",
                      "predicted", "seconds", "predicted", "error");
   for (const auto& row : check.rows)

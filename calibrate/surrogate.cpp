@@ -199,11 +199,11 @@ void Surrogate::linearize(const sim::Calibration& c, const std::vector<Parameter
     }
   }
   // The same iterations as validation, so that the surrogate is exact at c for what validate reports.
-  const std::vector<sim::PointResult> points = simulate_all(jobs, parallel, sim::RunOptions{});
+  const std::vector<report::PointResult> points = simulate_all(jobs, parallel, sim::RunOptions{});
   simulations_ += static_cast<int>(points.size());
   size_t at = 0;
   for (Config& k : configs_) {
-    const sim::PointResult& base = points[at++];
+    const report::PointResult& base = points[at++];
     k.critical = std::clamp(base.critical_worker, 0, static_cast<int>(k.worker_ops.size()) - 1);
     k.base_iteration_s = base.iteration_s;
     k.base_images_per_sec = base.images_per_sec;

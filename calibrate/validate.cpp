@@ -11,7 +11,7 @@
 #include "calibrate/simulate.hpp"
 #include "core/error.hpp"
 #include "sim/predict.hpp"
-#include "sim/report.hpp"
+#include "report/report.hpp"
 
 namespace scaletwin::calibrate {
 
@@ -34,7 +34,7 @@ void set_intervals(Validation& v, double log_sd) {
   v.inside_interval = 0;
   if (log_sd <= 0.0) return;
   for (ValidationRow& r : v.rows) {
-    std::tie(r.interval_low, r.interval_high) = sim::prediction_interval(r.predicted_images_per_sec, log_sd);
+    std::tie(r.interval_low, r.interval_high) = report::prediction_interval(r.predicted_images_per_sec, log_sd);
     if (r.measured_images_per_sec >= r.interval_low && r.measured_images_per_sec <= r.interval_high) ++v.inside_interval;
   }
 }
@@ -48,9 +48,9 @@ Validation validate_runs(const std::vector<MeasuredRun>& runs, const sim::Calibr
     ids.push_back(r.id);
     measured.push_back(r.images_per_sec);
   }
-  const std::vector<sim::PointResult> points = simulate_all(jobs, parallel, sim::RunOptions{});
+  const std::vector<report::PointResult> points = simulate_all(jobs, parallel, sim::RunOptions{});
   std::vector<double> predicted;
-  for (const sim::PointResult& p : points) predicted.push_back(p.images_per_sec);
+  for (const report::PointResult& p : points) predicted.push_back(p.images_per_sec);
   Validation v = make_validation(ids, measured, predicted);
   for (size_t i = 0; i < runs.size(); ++i) {
     v.rows[i].repeats = runs[i].repeats;

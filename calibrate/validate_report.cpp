@@ -10,14 +10,14 @@
 
 #include "core/error.hpp"
 #include "core/units.hpp"
-#include "sim/report_html.hpp"
-#include "sim/svg_chart.hpp"
+#include "report/html.hpp"
+#include "report/svg_chart.hpp"
 
 namespace scaletwin::calibrate {
 
 namespace {
 
-using sim::svg::escape;
+using report::svg::escape;
 
 struct Point {
   const MeasuredRun* run;
@@ -51,12 +51,12 @@ std::string parity_chart(const std::vector<Point>& points) {
   double max_rate = 0.0;
   for (const Point& p : points)
     max_rate = std::max({max_rate, p.row->measured_images_per_sec, p.row->predicted_images_per_sec});
-  const sim::svg::Axis x = sim::svg::linear_axis("measured images/s", max_rate);
-  sim::svg::Axis y = sim::svg::linear_axis("predicted images/s", max_rate);
-  std::vector<sim::svg::Series> series;
+  const report::svg::Axis x = report::svg::linear_axis("measured images/s", max_rate);
+  report::svg::Axis y = report::svg::linear_axis("predicted images/s", max_rate);
+  std::vector<report::svg::Series> series;
   const auto by_scheme = group_by(points, [](const MeasuredRun& r) { return run_field(r, "scheme"); });
   for (size_t k = 0; k < by_scheme.size(); ++k) {
-    sim::svg::Series s{by_scheme[k].first, sim::series_color(k), {}, {}, false, true, {}};
+    report::svg::Series s{by_scheme[k].first, report::series_color(k), {}, {}, false, true, {}};
     for (const Point& p : by_scheme[k].second) {
       s.x.push_back(p.row->measured_images_per_sec);
       s.y.push_back(p.row->predicted_images_per_sec);
@@ -64,15 +64,15 @@ std::string parity_chart(const std::vector<Point>& points) {
     series.push_back(std::move(s));
   }
   series.push_back({"predicted = measured", "#7f7f7f", {0.0, x.max}, {0.0, x.max}, true, false, {}});
-  sim::svg::Frame frame;
+  report::svg::Frame frame;
   frame.width = frame.height = 420.0;
-  return sim::svg::line_chart("parity", "Predicted against measured", x, y, series, frame);
+  return report::svg::line_chart("parity", "Predicted against measured", x, y, series, frame);
 }
 
-sim::svg::Axis gpu_axis(const std::vector<Point>& points) {
+report::svg::Axis gpu_axis(const std::vector<Point>& points) {
   std::set<int> counts;
   for (const Point& p : points) counts.insert(p.run->gpus());
-  sim::svg::Axis a;
+  report::svg::Axis a;
   a.label = "GPUs";
   a.log2 = true;
   a.min = *counts.begin();
@@ -85,7 +85,7 @@ sim::svg::Axis gpu_axis(const std::vector<Point>& points) {
 // One configuration: measured (solid) and predicted (dashed, labelled with errors) images/s per scheme.
 std::string configuration_chart(size_t index, const std::string& title, const std::vector<Point>& points) {
   const auto by_scheme = group_by(points, [](const MeasuredRun& r) { return r.scheme.describe(); });
-  std::vector<sim::svg::Series> series;
+  std::vector<report::svg::Series> series;
   double max_rate = 0.0;
   std::string caption;
   for (size_t k = 0; k < by_scheme.size(); ++k) {
@@ -93,8 +93,8 @@ std::string configuration_chart(size_t index, const std::string& title, const st
     std::stable_sort(sorted.begin(), sorted.end(),
                      [](const Point& a, const Point& b) { return a.run->gpus() < b.run->gpus(); });
     const std::string tag = by_scheme.size() == 1 ? "" : fmt::format("({}) ", k + 1);
-    sim::svg::Series measured{tag + "measured", sim::series_color(k), {}, {}, false, false, {}};
-    sim::svg::Series predicted{tag + "predicted", sim::series_color(k), {}, {}, true, false, {}};
+    report::svg::Series measured{tag + "measured", report::series_color(k), {}, {}, false, false, {}};
+    report::svg::Series predicted{tag + "predicted", report::series_color(k), {}, {}, true, false, {}};
     for (const Point& p : sorted) {
       measured.x.push_back(p.run->gpus()), measured.y.push_back(p.row->measured_images_per_sec);
       predicted.x.push_back(p.run->gpus()), predicted.y.push_back(p.row->predicted_images_per_sec);
@@ -105,8 +105,8 @@ std::string configuration_chart(size_t index, const std::string& title, const st
     series.push_back(std::move(predicted));
     caption += fmt::format("<li>{}{}</li>", escape(tag), escape(by_scheme[k].first));
   }
-  const std::string svg = sim::svg::line_chart(fmt::format("config-{}", index + 1), title, gpu_axis(points),
-                                               sim::svg::linear_axis("images/s", max_rate * 1.1), series);
+  const std::string svg = report::svg::line_chart(fmt::format("config-{}", index + 1), title, gpu_axis(points),
+                                               report::svg::linear_axis("images/s", max_rate * 1.1), series);
   return "<figure>\n" + svg + "<figcaption><ul>" + caption + "</ul></figcaption>\n</figure>\n";
 }
 
@@ -160,8 +160,8 @@ std::string validation_html(const std::vector<MeasuredRun>& runs, const Validati
   }
   body += "<h2>Runs</h2>\n" + runs_table(points);
   body += fmt::format("<p class=\"mape\">MAPE {:.2f}% over {} runs</p>\n", v.mape, v.rows.size());
-  if (!context.calibration.is_null()) body += sim::calibration_details(context.calibration_source, context.calibration);
-  return sim::html_page(fmt::format("scaletwin validate: MAPE {:.2f}%", v.mape), body);
+  if (!context.calibration.is_null()) body += report::calibration_details(context.calibration_source, context.calibration);
+  return report::html_page(fmt::format("scaletwin validate: MAPE {:.2f}%", v.mape), body);
 }
 
 }  // namespace scaletwin::calibrate

@@ -9,8 +9,8 @@
 //   - the table of runs (id, GPUs, scheme, measured and predicted images/s and iteration time, error) and the MAPE;
 //   - the calibration used: its source and its values.
 //
-// Error and MAPE as the spec defines them (validate.hpp). The charts come from sim/svg_chart.hpp, the page frame
-// and the calibration table from sim/report_html.hpp (shared with predict's report).
+// Error and MAPE as the spec defines them (validate.hpp). The charts come from report/svg_chart.hpp, the page frame
+// and the calibration table from report/html.hpp (shared with predict's report).
 #pragma once
 
 #include <string>

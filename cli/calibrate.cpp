@@ -29,7 +29,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/progress.hpp"
-#include "sim/report.hpp"
+#include "report/report.hpp"
 
 namespace scaletwin::cli {
 
@@ -93,7 +93,7 @@ int run_convergence_fit(const CalibrateArgs& a) {
   fmt::print("  critical_batch  {:>10.0f}{}\n", fit.model.critical_batch, se(fit.se_log_critical_batch, " in log"));
   fmt::print("  staleness_cost  {:>10.3f}{}\n", fit.model.staleness_cost, se(fit.se_staleness_cost, ""));
   fmt::print("  in-sample MAPE {:.1f}%, leave-one-out log sd {:.3f} (90% interval x/{:.2f})\n",
-             100.0 * fit.in_sample_mape, fit.model.log_sd, sim::interval_factor(fit.model.log_sd));
+             100.0 * fit.in_sample_mape, fit.model.log_sd, report::interval_factor(fit.model.log_sd));
   if (out.contains("noise_scale"))
     fmt::print("  measured gradient noise scale B_simple (median over runs): {:.0f}\n",
                out["noise_scale"]["median_b_simple"].get<double>());

@@ -8,7 +8,7 @@
 // {"scenario", "predictions": [{"gpus", "nodes", "iteration_s", "images_per_sec", "speedup", "efficiency",
 // "compute_s", "exposed_comm_s", ...breakdowns}]}. --trace writes Chrome trace format (Perfetto: one track per
 // endpoint, one process per GPU count). --report DIR writes report.json, report.txt, trace.json and report.html
-// (a self-contained page with the scaling charts, sim/report_html.hpp) into DIR. Progress (one tick per GPU count)
+// (a self-contained page with the scaling charts, report/html.hpp) into DIR. Progress (one tick per GPU count)
 // goes to stderr unless --quiet (core/progress.hpp).
 #include <fmt/format.h>
 
@@ -21,7 +21,7 @@
 #include "core/files.hpp"
 #include "core/progress.hpp"
 #include "sim/predict.hpp"
-#include "sim/report_html.hpp"
+#include "report/html.hpp"
 
 namespace scaletwin::cli {
 
@@ -78,25 +78,25 @@ int run_predict(const PredictArgs& a) {
   const bool has_base = std::find(sweep.begin(), sweep.end(), 1) != sweep.end();
   Progress progress("predict", sweep.size() + (has_base ? 0 : 1), progress_style_for_stderr(a.quiet));
   options.on_point = [&progress](int) { progress.tick(); };
-  const sim::Report report = sim::predict(scenario, options);
+  const report::Report report = sim::predict(scenario, options);
   progress.finish();
-  if (!a.trace.empty()) write_json_output(a.trace, sim::chrome_trace(report));
+  if (!a.trace.empty()) write_json_output(a.trace, report::chrome_trace(report));
   if (!a.report_dir.empty()) {
     std::filesystem::create_directories(a.report_dir);
     const std::filesystem::path dir(a.report_dir);
-    write_json_output((dir / "report.json").string(), sim::report_to_json(report));
-    write_file_atomic((dir / "report.txt").string(), sim::report_table(report));
-    write_json_output((dir / "trace.json").string(), sim::chrome_trace(report));
-    sim::ReportContext context;
+    write_json_output((dir / "report.json").string(), report::report_to_json(report));
+    write_file_atomic((dir / "report.txt").string(), report::report_table(report));
+    write_json_output((dir / "trace.json").string(), report::chrome_trace(report));
+    report::ReportContext context;
     context.batch_per_gpu = scenario.batch_per_gpu;
     context.calibration_source = options.calibration_source;
     context.calibration = sim::calibration_to_json(options.calibration);
-    write_file_atomic((dir / "report.html").string(), sim::report_html(report, context));
+    write_file_atomic((dir / "report.html").string(), report::report_html(report, context));
   }
   if (!a.json.empty())
-    write_json_output(a.json, sim::report_to_json(report));
+    write_json_output(a.json, report::report_to_json(report));
   else
-    std::cout << sim::report_table(report);
+    std::cout << report::report_table(report);
   return kExitOk;
 }
 

@@ -8,6 +8,7 @@
 
 #include "core/files.hpp"
 #include "exec/trainer_internal.hpp"
+#include "report/run_record.hpp"
 
 namespace scaletwin::exec::detail {
 
@@ -113,10 +114,19 @@ Json make_report(const Context& ctx, const std::string& backend_name, const std:
   const double images_per_sec =
       plan.sync == plan::SyncKind::kSync ? (seconds > 0 ? images / seconds : 0.0) : rate_sum;
   const int servers = static_cast<int>(plan.endpoints.size()) - plan.workers;
-  Json run = {
-      {"id", fmt::format("{}-{}gpu{}", s.name.empty() ? ctx.model.name : s.name, plan.workers,
-                         servers > 0 ? fmt::format("-{}ps", servers) : "")},
-      {"source", fmt::format("scaletwin run on {} ({} MPI ranks, {})", hosts.at(0), plan.endpoints.size(), backend_name)},
+  // The figures go through the record a prediction also becomes (report/run_record.hpp), so compare and validate
+  // read both sides as one type; the scenario's fields and what only a run knows are added beside them.
+  report::RunRecord record;
+  record.id = fmt::format("{}-{}gpu{}", s.name.empty() ? ctx.model.name : s.name, plan.workers,
+                          servers > 0 ? fmt::format("-{}ps", servers) : "");
+  record.source = fmt::format("scaletwin run on {} ({} MPI ranks, {})", hosts.at(0), plan.endpoints.size(), backend_name);
+  record.plan_hash = hex64(plan.hash());
+  record.gpus = plan.workers;
+  record.images_per_sec = images_per_sec;
+  record.iteration_s = images_per_sec > 0.0 ? static_cast<double>(plan.global_batch) / images_per_sec : 0.0;
+  record.phases_s = {{"compute", compute / per}, {"exposed_comm", comm / per}, {"data", data / per}};
+  Json run = report::record_json(record);
+  const Json scenario_fields = {
       {"cluster", s.cluster},
       {"nodes", worker_nodes},
       {"gpus_per_node", on_first_node},
@@ -124,21 +134,17 @@ Json make_report(const Context& ctx, const std::string& backend_name, const std:
       {"batch_per_gpu", s.batch_per_gpu},
       {"data", plan::data_name(s.training.data)},
       {"scheme", s.scheme.to_json()},
-      {"images_per_sec", images_per_sec},
-      {"gpus", plan.workers},
       {"servers", servers},
       {"device", ctx.options.device},
       {"backend", backend_name},
-      {"plan_hash", hex64(plan.hash())},
       {"global_batch", plan.global_batch},
       {"iterations", ctx.iterations},
       {"warmup_iterations", ctx.warmup},
       {"iterations_per_epoch", ctx.iterations_per_epoch},
       {"wall_s", wall_s},
-      {"phases_per_iteration_s",
-       {{"compute", compute / per}, {"exposed_comm", comm / per}, {"data", data / per}}},
       {"epochs", epochs_json(ctx, epochs)},
   };
+  run.update(scenario_fields);
   const EpochStats* last = epochs.empty() ? nullptr : &epochs.back();
   run["train_loss"] = or_null(last ? last->loss_sum / std::max(1.0, last->samples) : 0.0, last && last->samples > 0);
   run["test_accuracy"] =

@@ -39,9 +39,9 @@ double update_batch_of(const plan::Scenario& s, int gpus) {
   return b * static_cast<double>(gpus);
 }
 
-void add_time_to_target(const plan::Scenario& s, Report& report) {
+void add_time_to_target(const plan::Scenario& s, report::Report& report) {
   const plan::Training& t = s.training;
-  std::function<double(const PointResult& p)> images;  // to the target, per point
+  std::function<double(const report::PointResult& p)> images;  // to the target, per point
   if (t.target_accuracy > 0.0) {
     if (!t.convergence)
       throw InputError(s.file, "/training/convergence",
@@ -51,7 +51,7 @@ void add_time_to_target(const plan::Scenario& s, Report& report) {
     report.time_basis = fmt::format("test accuracy {} (convergence {}, {} learning-rate scaling from batch {})",
                                     t.target_accuracy, c.source, t.lr_scaling, t.lr_reference_batch);
     report.time_log_sd = std::hypot(c.log_sd, report.interval_log_sd);
-    images = [&](const PointResult& p) {
+    images = [&](const report::PointResult& p) {
       return images_to_target(c, t.lr_scaling, static_cast<double>(t.lr_reference_batch), p.update_batch,
                               p.sync == "sync" ? 0.0 : p.staleness_mean);
     };
@@ -59,11 +59,11 @@ void add_time_to_target(const plan::Scenario& s, Report& report) {
     report.time_basis = fmt::format("{} epochs of {} images (no convergence model: the same epochs at every scale)",
                                     t.epochs, t.dataset_images);
     report.time_log_sd = report.interval_log_sd;
-    images = [&](const PointResult&) { return static_cast<double>(t.epochs) * static_cast<double>(t.dataset_images); };
+    images = [&](const report::PointResult&) { return static_cast<double>(t.epochs) * static_cast<double>(t.dataset_images); };
   } else {
     return;
   }
-  for (PointResult& p : report.predictions) {
+  for (report::PointResult& p : report.predictions) {
     p.update_batch = update_batch_of(s, p.gpus);
     p.images_to_target = images(p);
     p.time_to_target_s = p.images_per_sec > 0.0 ? p.images_to_target / p.images_per_sec : 0.0;

@@ -26,7 +26,7 @@
 #include <string>
 
 #include "plan/scenario.hpp"
-#include "sim/report.hpp"
+#include "report/report.hpp"
 
 namespace scaletwin::sim {
 
@@ -46,6 +46,6 @@ double update_batch_of(const plan::Scenario& s, int gpus);
 // Fills the report's time-to-target figures when the scenario's training block asks for them: with a
 // target_accuracy, images from the convergence model (InputError naming /training/convergence when it has none);
 // else with epochs and a dataset size, epochs × images. Nothing otherwise. Needs the points' images/s.
-void add_time_to_target(const plan::Scenario& s, Report& report);
+void add_time_to_target(const plan::Scenario& s, report::Report& report);
 
 }  // namespace scaletwin::sim

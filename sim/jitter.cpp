@@ -90,7 +90,7 @@ std::vector<double> synchronous_segments(const plan::IterationPlan& plan, const 
   return fractions;
 }
 
-void apply_compute_jitter(PointResult& point, const plan::IterationPlan& plan, const topology::Cluster& cluster,
+void apply_compute_jitter(report::PointResult& point, const plan::IterationPlan& plan, const topology::Cluster& cluster,
                           const Calibration& calibration) {
   int critical = -1;
   for (size_t e = 0; e < plan.endpoints.size(); ++e)

@@ -36,7 +36,7 @@
 
 #include "plan/iteration_plan.hpp"
 #include "sim/calibration.hpp"
-#include "sim/report.hpp"
+#include "report/report.hpp"
 #include "topology/cluster.hpp"
 
 namespace scaletwin::sim {
@@ -56,7 +56,7 @@ std::vector<double> synchronous_segments(const plan::IterationPlan& plan, const 
 // Adds the expected wait for the slowest worker to a simulated point (iteration_s, images_per_sec,
 // exposed_comm_s, jitter_wait_s), from the compute_jitter of the critical worker's device in `calibration`, the
 // calibration the point was simulated with (Calibration::for_model applied): its compute model times the segments.
-void apply_compute_jitter(PointResult& point, const plan::IterationPlan& plan, const topology::Cluster& cluster,
+void apply_compute_jitter(report::PointResult& point, const plan::IterationPlan& plan, const topology::Cluster& cluster,
                           const Calibration& calibration);
 
 }  // namespace scaletwin::sim

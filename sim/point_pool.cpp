@@ -42,8 +42,8 @@ void write_all(int fd, const std::string& text) {
 [[noreturn]] void child_main(int fd, const PointJob& job, const RunOptions& options) {
   Json reply;
   try {
-    const PointResult point = simulate_point(job.scenario, job.gpus, job.calibration, options, Fidelity::kAuto);
-    reply = {{"point", point_to_json(point, options.trace)}};
+    const report::PointResult point = simulate_point(job.scenario, job.gpus, job.calibration, options, Fidelity::kAuto);
+    reply = {{"point", report::point_to_json(point, options.trace)}};
   } catch (const InputError& e) {
     reply = {{"error", "input"}, {"message", e.what()}, {"file", e.file()}, {"path", e.json_path()}};
   } catch (const SystemError& e) {
@@ -87,7 +87,7 @@ bool drain(Child& c) {
 }
 
 // Reaps a finished child and decodes its reply; a child's error is thrown as the type it had in the child.
-PointResult finish(Child& c, const PointJob& job) {
+report::PointResult finish(Child& c, const PointJob& job) {
   ::close(c.fd);
   int status = 0;
   while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
@@ -96,7 +96,7 @@ PointResult finish(Child& c, const PointJob& job) {
   if (!WIFEXITED(status) || c.text.empty())
     throw SystemError(fmt::format("the simulation of {} died (status {})", what, status));
   const Json reply = Json::parse(c.text);
-  if (reply.contains("point")) return point_from_json(reply["point"]);
+  if (reply.contains("point")) return report::point_from_json(reply["point"]);
   const std::string kind = reply.at("error"), message = reply.at("message");
   if (kind == "input")
     throw InputError::with_message(message, reply.value("file", std::string()), reply.value("path", std::string()));
@@ -106,9 +106,9 @@ PointResult finish(Child& c, const PointJob& job) {
 
 }  // namespace
 
-std::vector<PointResult> simulate_points_forked(const std::vector<PointJob>& jobs, int parallel,
+std::vector<report::PointResult> simulate_points_forked(const std::vector<PointJob>& jobs, int parallel,
                                                 const RunOptions& options, const std::function<void()>& on_done) {
-  std::vector<std::optional<PointResult>> results(jobs.size());
+  std::vector<std::optional<report::PointResult>> results(jobs.size());
   std::vector<Child> running;
   std::exception_ptr error;
   size_t next = 0;
@@ -138,7 +138,7 @@ std::vector<PointResult> simulate_points_forked(const std::vector<PointJob>& job
     }
   }
   if (error) std::rethrow_exception(error);
-  std::vector<PointResult> out;
+  std::vector<report::PointResult> out;
   for (auto& r : results) out.push_back(std::move(*r));
   return out;
 }

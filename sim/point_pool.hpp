@@ -1,5 +1,5 @@
 // Simulating points in forked children. SimGrid's engine runs once per process, so every point is simulated in a
-// child of its own: up to `parallel` children at a time, each replying with its PointResult (or its
+// child of its own: up to `parallel` children at a time, each replying with its report::PointResult (or its
 // error) as JSON over a pipe, read back in the order of the jobs. predict forks one point at a time; calibrate and
 // validate run many at once. Each child applies the calibration's per-model factors (Calibration::for_model).
 #pragma once
@@ -9,7 +9,7 @@
 
 #include "plan/scenario.hpp"
 #include "sim/calibration.hpp"
-#include "sim/report.hpp"
+#include "report/report.hpp"
 #include "sim/runner.hpp"
 
 namespace scaletwin::sim {
@@ -21,10 +21,10 @@ struct PointJob {
 };
 
 // Simulates every job with predict's fidelity rule (Fidelity::kAuto: message level up to kAutoFastAboveGpus
-// GPUs and for asynchronous plans, the fast mode above; PointResult::fidelity says which). An error in any child is rethrown in the parent with its type
+// GPUs and for asynchronous plans, the fast mode above; report::PointResult::fidelity says which). An error in any child is rethrown in the parent with its type
 // (InputError keeps the file and JSON path it named) once the running children have been reaped; no new child
 // starts after an error. on_done, if set, is called after each finished simulation (progress).
-std::vector<PointResult> simulate_points_forked(const std::vector<PointJob>& jobs, int parallel,
+std::vector<report::PointResult> simulate_points_forked(const std::vector<PointJob>& jobs, int parallel,
                                                 const RunOptions& options,
                                                 const std::function<void()>& on_done = {});
 

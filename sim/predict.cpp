@@ -38,7 +38,7 @@ RunOptions scenario_run_options(const plan::Scenario& scenario, const RunOptions
 
 // One point in this process, at message level (SimGrid: once per process) or in the fast mode, which times recipes
 // (no O(GPUs²) schedules materialized).
-PointResult simulate_in_process(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
+report::PointResult simulate_in_process(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
                                 const RunOptions& options, bool fast) {
   plan::LowerOptions lowering;
   lowering.materialize_schedules = !fast;
@@ -47,7 +47,7 @@ PointResult simulate_in_process(const plan::Scenario& scenario, int gpus, const 
   // costs to this scenario's stack; for_run clears both, so applying it again downstream changes nothing.
   const Calibration for_model = calibration.for_run(p.model.name, run_stack(scenario, p.cluster));
   const RunOptions run = scenario_run_options(scenario, options);
-  PointResult point = fast ? run_iteration_plan_fast(p.plan, p.cluster, for_model, run)
+  report::PointResult point = fast ? run_iteration_plan_fast(p.plan, p.cluster, for_model, run)
                            : run_iteration_plan(p.plan, p.cluster, for_model, run);
   apply_compute_jitter(point, p.plan, p.cluster, for_model);
   return point;
@@ -62,12 +62,12 @@ bool runs_fast(const plan::Scenario& scenario, int gpus, Fidelity fidelity) {
 
 }  // namespace
 
-PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
+report::PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
                            const RunOptions& options) {
   return simulate_in_process(scenario, gpus, calibration, options, false);
 }
 
-PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
+report::PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
                                   const RunOptions& options) {
   return simulate_points_forked({PointJob{scenario, gpus, calibration}}, 1, options).front();
 }
@@ -87,19 +87,19 @@ Fidelity fidelity_from_name(const std::string& name) {
   throw InputError("", "--fidelity", fmt::format("message, fast or auto (got \"{}\")", name));
 }
 
-PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
+report::PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
                            const RunOptions& options, Fidelity fidelity) {
   return simulate_in_process(scenario, gpus, calibration, options, runs_fast(scenario, gpus, fidelity));
 }
 
-PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
+report::PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
                                   const RunOptions& options, Fidelity fidelity) {
   return runs_fast(scenario, gpus, fidelity) ? simulate_in_process(scenario, gpus, calibration, options, true)
                                              : simulate_point_forked(scenario, gpus, calibration, options);
 }
 
-Report predict(const plan::Scenario& scenario, const PredictOptions& options) {
-  Report report;
+report::Report predict(const plan::Scenario& scenario, const PredictOptions& options) {
+  report::Report report;
   report.scenario = scenario.name;
   report.scheme = scenario.scheme.describe();
   report.cluster = scenario.cluster;
@@ -110,7 +110,7 @@ Report predict(const plan::Scenario& scenario, const PredictOptions& options) {
   const std::vector<int> gpus = sweep_of(scenario, options.gpus);
   double base_images_per_sec = 0.0;
   for (int g : gpus) {
-    PointResult p = simulate_point_forked(scenario, g, options.calibration, options.run, options.fidelity);
+    report::PointResult p = simulate_point_forked(scenario, g, options.calibration, options.run, options.fidelity);
     if (g == 1) base_images_per_sec = p.images_per_sec;
     report.predictions.push_back(std::move(p));
     if (options.on_point) options.on_point(g);
@@ -122,11 +122,11 @@ Report predict(const plan::Scenario& scenario, const PredictOptions& options) {
     if (options.on_point) options.on_point(1);
   }
   // The largest one-node point, for multi-node speedups as papers report them (BSC: 16 nodes over one node).
-  const PointResult* one_node = nullptr;
-  for (const PointResult& p : report.predictions)
+  const report::PointResult* one_node = nullptr;
+  for (const report::PointResult& p : report.predictions)
     if (p.nodes == 1 && (one_node == nullptr || p.gpus > one_node->gpus)) one_node = &p;
   const double node_images_per_sec = one_node != nullptr ? one_node->images_per_sec : 0.0;
-  for (PointResult& p : report.predictions) {
+  for (report::PointResult& p : report.predictions) {
     p.speedup = p.images_per_sec / base_images_per_sec;
     p.efficiency = p.speedup / p.gpus;
     if (node_images_per_sec > 0.0 && p.nodes > 1) p.speedup_over_one_node = p.images_per_sec / node_images_per_sec;

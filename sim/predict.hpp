@@ -1,7 +1,7 @@
 // predict: simulate a scenario for every GPU count of its sweep.
 //
 // SimGrid's engine is one per process and its clock never resets, so every point runs in a forked child that
-// loads the model and cluster, lowers the plan, simulates it and pipes its PointResult back as JSON; errors travel
+// loads the model and cluster, lowers the plan, simulates it and pipes its report::PointResult back as JSON; errors travel
 // back the same way and are rethrown with their kind (InputError, InternalError). speedup and efficiency are
 // against the 1-GPU point of the same scenario (simulated as well when the sweep lacks it); points on several
 // nodes also get speedup_over_one_node, against the largest one-node point of the sweep.
@@ -13,14 +13,14 @@
 
 #include "plan/scenario.hpp"
 #include "sim/calibration.hpp"
-#include "sim/report.hpp"
+#include "report/report.hpp"
 #include "sim/runner.hpp"
 
 namespace scaletwin::sim {
 
 // Which simulator times a point: the message-level SimGrid runner (runner.hpp), the fast round-level one
 // (sim/fast/runner.hpp), or auto: fast above kAutoFastAboveGpus GPUs, message-level up to it. Plans the fast mode
-// cannot run (asynchronous ones) always use the message level. PointResult::fidelity says which was used.
+// cannot run (asynchronous ones) always use the message level. report::PointResult::fidelity says which was used.
 enum class Fidelity { kMessage, kFast, kAuto };
 constexpr int kAutoFastAboveGpus = 64;
 const char* fidelity_name(Fidelity f);
@@ -40,22 +40,22 @@ struct PredictOptions {
 std::vector<int> sweep_of(const plan::Scenario& scenario, const std::vector<int>& requested);
 
 // Simulates one point in this process (load, lower, run). Only once per process.
-PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
+report::PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
                            const RunOptions& options);
 
 // With a fidelity (kAuto: predict's rule), in this process: the fast mode where it applies, else as above.
-PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
+report::PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
                            const RunOptions& options, Fidelity fidelity);
 
 // Simulates one point in a forked child and returns its result.
-PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
+report::PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
                                   const RunOptions& options);
 
 // With a fidelity: kMessage as above (forked); kFast and kAuto lower the plan in this process and run the fast
 // mode in it when it applies (no SimGrid engine involved), else fork as above.
-PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
+report::PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
                                   const RunOptions& options, Fidelity fidelity);
 
-Report predict(const plan::Scenario& scenario, const PredictOptions& options);
+report::Report predict(const plan::Scenario& scenario, const PredictOptions& options);
 
 }  // namespace scaletwin::sim

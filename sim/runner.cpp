@@ -50,7 +50,7 @@ class Simulation {
  public:
   Simulation(const plan::IterationPlan& plan, const topology::Cluster& cluster, const Calibration& calibration,
              const RunOptions& options);
-  PointResult run();
+  report::PointResult run();
 
  private:
   void run_endpoint(int e);
@@ -58,7 +58,7 @@ class Simulation {
   void serve(int e);
   void drive(RankPart& part, InFlight& in_flight) const;
   StepCosts step_costs(int e) const;
-  PointResult collect() const;
+  report::PointResult collect() const;
   void add_trace(int e, std::string name, std::string category, double start_s) {
     if (options_.trace) trace_.push_back({e, std::move(name), std::move(category), start_s, sg4::Engine::get_clock()});
   }
@@ -86,7 +86,7 @@ class Simulation {
   std::map<std::pair<int, std::vector<int>>, int64_t> version_;
   std::map<std::pair<int, int>, int64_t> pulled_;  // (server, collective) -> version
   std::vector<double> staleness_;
-  std::vector<TraceEvent> trace_;
+  std::vector<report::TraceEvent> trace_;
 };
 
 Simulation::Simulation(const plan::IterationPlan& plan, const topology::Cluster& cluster,
@@ -283,7 +283,7 @@ void Simulation::serve(int e) {
   }
 }
 
-PointResult Simulation::run() {
+report::PointResult Simulation::run() {
   for (size_t e = 0; e < plan_.endpoints.size(); ++e) {
     sg4::Host* host = platform_->host(vertex_[e]);
     const int ei = static_cast<int>(e);
@@ -308,8 +308,8 @@ PointResult Simulation::run() {
   return collect();
 }
 
-PointResult Simulation::collect() const {
-  PointResult r;
+report::PointResult Simulation::collect() const {
+  report::PointResult r;
   r.gpus = plan_.workers;
   r.nodes = cluster_.nodes();
   r.plan_hash = hex64(plan_.hash());
@@ -374,7 +374,7 @@ PointResult Simulation::collect() const {
 
 }  // namespace
 
-PointResult run_iteration_plan(const plan::IterationPlan& plan, const topology::Cluster& cluster,
+report::PointResult run_iteration_plan(const plan::IterationPlan& plan, const topology::Cluster& cluster,
                                const Calibration& calibration, const RunOptions& options) {
   Simulation sim(plan, cluster, calibration, options);
   return sim.run();

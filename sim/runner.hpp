@@ -1,5 +1,5 @@
 // The iteration runner: simulates an IterationPlan for warm-up + measured iterations on the platform of its
-// cluster and reports one PointResult.
+// cluster and reports one report::PointResult.
 //
 // One actor per endpoint runs its program each iteration: compute items one at a time (the endpoint's compute
 // stream, lowest ready item first), communication items concurrently (each a RankPart of the interpreter, driven
@@ -25,7 +25,7 @@
 #include "plan/iteration_plan.hpp"
 #include "plan/scenario.hpp"
 #include "sim/calibration.hpp"
-#include "sim/report.hpp"
+#include "report/report.hpp"
 #include "topology/cluster.hpp"
 
 namespace scaletwin::sim {
@@ -41,7 +41,7 @@ struct RunOptions {
 };
 
 // Simulates `plan` on `cluster`. One simulation per process (SimGrid's engine cannot be restarted).
-PointResult run_iteration_plan(const plan::IterationPlan& plan, const topology::Cluster& cluster,
+report::PointResult run_iteration_plan(const plan::IterationPlan& plan, const topology::Cluster& cluster,
                                const Calibration& calibration, const RunOptions& options);
 
 }  // namespace scaletwin::sim

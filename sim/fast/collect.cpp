@@ -1,4 +1,4 @@
-// The fast mode's sources of rounds (materialized schedules or recipes) and its PointResult, computed from the
+// The fast mode's sources of rounds (materialized schedules or recipes) and its report::PointResult, computed from the
 // twin classes' iteration records exactly as the message-level runner computes it from every endpoint's.
 #include <fmt/format.h>
 
@@ -45,8 +45,8 @@ std::optional<plan::Schedule> dataflow_schedule(const plan::IterationPlan& plan,
   return made;
 }
 
-PointResult FastPlan::collect(const std::vector<std::vector<IterationRecord>>& records, double now_s) const {
-  PointResult r;
+report::PointResult FastPlan::collect(const std::vector<std::vector<IterationRecord>>& records, double now_s) const {
+  report::PointResult r;
   r.gpus = plan_.workers;
   r.nodes = cluster_.nodes();
   r.plan_hash = hex64(plan_.hash());

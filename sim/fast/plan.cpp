@@ -1,5 +1,5 @@
 // The plan side of the fast mode (see plan.hpp): twin classes, per-class compute times, collective rounds and
-// the times of their phases, and the PointResult as the message-level runner computes it.
+// the times of their phases, and the report::PointResult as the message-level runner computes it.
 #include "sim/fast/plan.hpp"
 
 #include <fmt/format.h>

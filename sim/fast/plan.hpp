@@ -1,7 +1,7 @@
 // What the fast mode's event loop (runner.cpp) asks of a plan: twin classes of endpoints, per-class items
 // and their compute times, the participants of each collective by class, the rounds of each collective and the
 // times of their phases (latency, fluid transfer under the current combination, reductions and copies), and the
-// final PointResult, computed as the message-level runner does.
+// final report::PointResult, computed as the message-level runner does.
 //
 // Twin classes: endpoints whose programs are identical item for item (kind, compute op, collective, deps), of the
 // same kind on the same processor, behave identically once every collective starts when its last participant
@@ -21,7 +21,7 @@
 #include "sim/compute_model.hpp"
 #include "sim/fast/dataflow.hpp"
 #include "sim/fast/network.hpp"
-#include "sim/report.hpp"
+#include "report/report.hpp"
 #include "sim/runner.hpp"
 #include "topology/cluster.hpp"
 
@@ -84,7 +84,7 @@ class FastPlan {
   // Transfer duration of a round at the rates its network pattern gets in the current combination.
   double transfer_s(int c, size_t round, const FlowNetwork::PatternRates& rates);
 
-  PointResult collect(const std::vector<std::vector<IterationRecord>>& records, double now_s) const;
+  report::PointResult collect(const std::vector<std::vector<IterationRecord>>& records, double now_s) const;
   size_t combinations_computed() const { return network_.combinations_computed(); }
 
  private:

@@ -102,7 +102,7 @@ class FastSimulation {
     records_.assign(fp_.class_count(), std::vector<fast::IterationRecord>(static_cast<size_t>(total_)));
   }
 
-  PointResult run();
+  report::PointResult run();
 
  private:
   void start_iteration(int cls);
@@ -139,7 +139,7 @@ class FastSimulation {
   std::vector<Transfer> transfers_;
   bool rates_dirty_ = false;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
-  std::vector<TraceEvent> trace_;
+  std::vector<report::TraceEvent> trace_;
 };
 
 void FastSimulation::start_iteration(int cls) {
@@ -348,7 +348,7 @@ void FastSimulation::refresh_rates() {
   }
 }
 
-PointResult FastSimulation::run() {
+report::PointResult FastSimulation::run() {
   for (size_t cls = 0; cls < states_.size(); ++cls) start_iteration(static_cast<int>(cls));
   for (;;) {
     if (rates_dirty_) refresh_rates();
@@ -421,14 +421,14 @@ PointResult FastSimulation::run() {
     ST_ASSERT(states_[cls].iteration >= total_,
               "fast simulation ended before endpoint " + plan_.endpoints[static_cast<size_t>(fp_.representative(static_cast<int>(cls)))].name +
                   " finished (deadlock)");
-  PointResult r = fp_.collect(records_, now_);
+  report::PointResult r = fp_.collect(records_, now_);
   r.trace = std::move(trace_);
   return r;
 }
 
 }  // namespace
 
-PointResult run_iteration_plan_fast(const plan::IterationPlan& plan, const topology::Cluster& cluster,
+report::PointResult run_iteration_plan_fast(const plan::IterationPlan& plan, const topology::Cluster& cluster,
                                     const Calibration& calibration, const RunOptions& options) {
   FastSimulation sim(plan, cluster, calibration, options);
   return sim.run();

@@ -32,7 +32,7 @@
 
 #include "plan/iteration_plan.hpp"
 #include "sim/calibration.hpp"
-#include "sim/report.hpp"
+#include "report/report.hpp"
 #include "sim/runner.hpp"
 #include "topology/cluster.hpp"
 
@@ -41,9 +41,9 @@ namespace scaletwin::sim {
 // Whether run_iteration_plan_fast can simulate `plan` (no on-demand collectives).
 bool fast_mode_supports(const plan::IterationPlan& plan);
 
-// Simulates `plan` like run_iteration_plan (same PointResult fields), with fidelity "fast". Can run many times
+// Simulates `plan` like run_iteration_plan (same report::PointResult fields), with fidelity "fast". Can run many times
 // per process (no SimGrid engine).
-PointResult run_iteration_plan_fast(const plan::IterationPlan& plan, const topology::Cluster& cluster,
+report::PointResult run_iteration_plan_fast(const plan::IterationPlan& plan, const topology::Cluster& cluster,
                                     const Calibration& calibration, const RunOptions& options);
 
 }  // namespace scaletwin::sim

@@ -2,7 +2,7 @@
 // report of validate --report.
 #include <catch2/catch.hpp>
 
-#include "../sim/html_helpers.hpp"
+#include "../report/html_helpers.hpp"
 
 #include <algorithm>
 #include <cmath>

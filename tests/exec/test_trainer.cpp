@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/error.hpp"
+#include "report/run_record.hpp"
 #include "test_trainer_support.hpp"
 
 namespace scaletwin::test {
@@ -112,6 +113,14 @@ TEST_CASE("trainer: asynchronous parameter server, 2 workers + 1 server: runs an
       if (rank["kind"] == "worker") sum += rank["images_per_sec"].get<double>();
     CHECK(sum > 0.0);
     CHECK(run.run["images_per_sec"].get<double>() == Approx(sum).epsilon(1e-12));
+    // The run's figures are a report::RunRecord, read back as compare reads a measured run.
+    const report::RunRecord r = report::measured_record(JsonObject(run.run, "run.json", "/runs/0"),
+                                                        run.run["id"], 2, 2 * 8, run.run["images_per_sec"]);
+    CHECK(r.plan_hash.size() == 16);
+    CHECK(r.iteration_s == Approx(run.run["iteration_s"].get<double>()));
+    CHECK(r.iteration_s == Approx(16.0 / sum));
+    CHECK(r.phases_s.at("compute") > 0.0);
+    CHECK(r.phases_s.count("exposed_comm") == 1);
   }
 }
 

@@ -49,7 +49,7 @@ TEST_CASE("the K80 default reproduces the published ResNet-50 step within the de
   const plan::Scenario s = plan::load_scenario(std::string(SCALETWIN_SOURCE_DIR) + "/scenarios/tf-gce-resnet50.json");
   REQUIRE(s.model == "resnet50");
   REQUIRE(s.batch_per_gpu == 64);
-  const sim::PointResult p = sim::simulate_point_forked(s, 1, sim::default_calibration(), sim::RunOptions{});
+  const report::PointResult p = sim::simulate_point_forked(s, 1, sim::default_calibration(), sim::RunOptions{});
   CHECK(p.images_per_sec == Approx(51.9).epsilon(0.03));
   const sim::Calibration c = sim::default_calibration();
   CHECK(c.device("unknown device").conv == c.device("default").conv);

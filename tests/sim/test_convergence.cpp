@@ -71,10 +71,10 @@ TEST_CASE("predict: time to target from the convergence model and the predicted 
     const plan::Scenario s = scenario_with(scheme, training);
     PredictOptions options;
     options.fidelity = Fidelity::kFast;
-    const Report r = predict(s, options);
+    const report::Report r = predict(s, options);
     REQUIRE(!r.time_basis.empty());
     CHECK(r.time_log_sd == Approx(0.1));  // no throughput interval without a calibration's
-    for (const PointResult& p : r.predictions) {
+    for (const report::PointResult& p : r.predictions) {
       INFO(s.scheme.describe() << " at " << p.gpus << " GPUs");
       const double staleness = p.sync == "sync" ? 0.0 : p.staleness_mean;
       // Linear scaling from batch 128: the staleness weighs by the rate's ratio, update batch / 128.
@@ -82,9 +82,9 @@ TEST_CASE("predict: time to target from the convergence model and the predicted 
       CHECK(p.images_to_target == Approx(expected));
       CHECK(p.time_to_target_s == Approx(expected / p.images_per_sec));
     }
-    const Json j = report_to_json(r);
+    const Json j = report::report_to_json(r);
     CHECK(j["predictions"][0].contains("time_to_target_s_interval"));
-    CHECK(report_table(r).find("time to target: test accuracy 0.82") != std::string::npos);
+    CHECK(report::report_table(r).find("time to target: test accuracy 0.82") != std::string::npos);
   }
 }
 

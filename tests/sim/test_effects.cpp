@@ -72,7 +72,7 @@ TEST_CASE("async PS reports staleness and mixed_async is synchronous inside a no
   sim::RunOptions opt;
   opt.iterations = 4;
   opt.warmup = 1;
-  const sim::PointResult a =
+  const report::PointResult a =
       sim::simulate_point_forked(scenario("resnet50", "bsc-minotauro-k80", 4, 4, async), 16, sim::default_calibration(), opt);
   CHECK(a.sync == "async");
   CHECK(a.staleness_samples > 0);
@@ -80,7 +80,7 @@ TEST_CASE("async PS reports staleness and mixed_async is synchronous inside a no
   CHECK(a.staleness_mean == Approx(15.0).margin(0.5));
   const Json mixed = {{"name", "ps"}, {"mode", "mixed_async"}, {"servers", 4}, {"placement", "colocated"},
                       {"local_aggregation", true}};
-  const sim::PointResult one_node =
+  const report::PointResult one_node =
       sim::simulate_point_forked(scenario("resnet50", "bsc-minotauro-k80", 1, 4, mixed), 4, sim::default_calibration(), opt);
   CHECK(one_node.staleness_mean == 0.0);  // a single node has no one to be stale against
 }

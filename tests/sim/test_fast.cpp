@@ -104,8 +104,8 @@ TEST_CASE("a lazy plan with recipes and symbolic rings gives the prediction of t
   CHECK(full.materialized());
   CHECK(shells.hash() != full.hash());
   const sim::RunOptions opt;
-  const sim::PointResult a = sim::run_iteration_plan_fast(shells, cluster, sim::default_calibration(), opt);
-  const sim::PointResult b = sim::run_iteration_plan_fast(full, cluster, sim::default_calibration(), opt);
+  const report::PointResult a = sim::run_iteration_plan_fast(shells, cluster, sim::default_calibration(), opt);
+  const report::PointResult b = sim::run_iteration_plan_fast(full, cluster, sim::default_calibration(), opt);
   CHECK(a.fidelity == "fast");
   CHECK(a.iteration_s == Approx(b.iteration_s).epsilon(1e-6));  // chunks rounded up to the largest: < 1 element
   CHECK(a.compute_s == b.compute_s);
@@ -117,8 +117,8 @@ namespace {
 // the network). The relative difference is compared, not the raw times, so a change of summation order (ASan at
 // -O1, another compiler) cannot flip the outcome of an agreement measured at 1e-4.
 void check_agreement(const plan::Scenario& s, int gpus, const sim::RunOptions& opt, const std::string& what) {
-  const sim::PointResult msg = sim::simulate_point_forked(s, gpus, sim::default_calibration(), opt, sim::Fidelity::kMessage);
-  const sim::PointResult fast = sim::simulate_point_forked(s, gpus, sim::default_calibration(), opt, sim::Fidelity::kFast);
+  const report::PointResult msg = sim::simulate_point_forked(s, gpus, sim::default_calibration(), opt, sim::Fidelity::kMessage);
+  const report::PointResult fast = sim::simulate_point_forked(s, gpus, sim::default_calibration(), opt, sim::Fidelity::kFast);
   INFO(what << " on " << gpus << " GPUs: message " << msg.iteration_s << " s, fast " << fast.iteration_s << " s");
   CHECK(msg.fidelity == "message");
   CHECK(fast.fidelity == "fast");
@@ -173,7 +173,7 @@ TEST_CASE("asynchronous schemes run at the message level whatever the fidelity a
   const plan::Scenario s = scenario("resnet18_cifar", "bsc-minotauro-k80", 2, 4, {{"name", "ps"}, {"mode", "async"}});
   sim::RunOptions opt;
   opt.iterations = 2;
-  const sim::PointResult p = sim::simulate_point_forked(s, 8, sim::default_calibration(), opt, sim::Fidelity::kFast);
+  const report::PointResult p = sim::simulate_point_forked(s, 8, sim::default_calibration(), opt, sim::Fidelity::kFast);
   CHECK(p.fidelity == "message");
   CHECK(p.staleness_samples > 0);
   CHECK_THROWS_AS(sim::fidelity_from_name("exact"), InputError);

@@ -22,7 +22,7 @@ plan::Scenario scenario(const std::string& cluster, int nodes, int gpus_per_node
   return plan::parse_scenario(j, "test_faults.json");
 }
 
-sim::PointResult point(const plan::Scenario& s, int gpus, sim::Fidelity fidelity = sim::Fidelity::kMessage) {
+report::PointResult point(const plan::Scenario& s, int gpus, sim::Fidelity fidelity = sim::Fidelity::kMessage) {
   sim::RunOptions opt;
   opt.iterations = 2;
   return sim::simulate_point_forked(s, gpus, sim::default_calibration(), opt, fidelity);
@@ -37,7 +37,7 @@ TEST_CASE("a straggler slows a synchronous scheme by about its slowdown and an a
   const Json straggler = Json::array({{{"kind", "straggler"}, {"gpu", 3}, {"slowdown", 1.5}}});
   const Json async_ps = {{"name", "ps"}, {"mode", "async"}, {"servers", 2}};
   const double ring_healthy = point(scenario("bsc-minotauro-k80", 2, 4, kRing, Json::array()), 8).images_per_sec;
-  const sim::PointResult ring_slow = point(scenario("bsc-minotauro-k80", 2, 4, kRing, straggler), 8);
+  const report::PointResult ring_slow = point(scenario("bsc-minotauro-k80", 2, 4, kRing, straggler), 8);
   const double async_healthy = point(scenario("bsc-minotauro-k80", 2, 4, async_ps, Json::array()), 8).images_per_sec;
   const double async_slow = point(scenario("bsc-minotauro-k80", 2, 4, async_ps, straggler), 8).images_per_sec;
   const double ring_loss = 1.0 - ring_slow.images_per_sec / ring_healthy;
@@ -51,7 +51,7 @@ TEST_CASE("a straggler slows a synchronous scheme by about its slowdown and an a
   CHECK(async_loss < (1.0 - 1.0 / 1.5) / 8 + 0.01);
   CHECK(async_loss < ring_loss / 4);
   // The fast mode applies it too (the straggler is a twin class of its own).
-  const sim::PointResult fast = point(scenario("bsc-minotauro-k80", 2, 4, kRing, straggler), 8, sim::Fidelity::kFast);
+  const report::PointResult fast = point(scenario("bsc-minotauro-k80", 2, 4, kRing, straggler), 8, sim::Fidelity::kFast);
   CHECK(fast.fidelity == "fast");
   CHECK(std::abs(fast.iteration_s / ring_slow.iteration_s - 1.0) < 0.01);
 }
@@ -79,8 +79,8 @@ TEST_CASE("a failed NVSwitch port is routed around over PCIe and a GPU cut off f
   const Json port = Json::array(
       {{{"kind", "failed_link"}, {"link", {{"kind", "nvswitch"}, {"endpoint", "node0/gpu1"}}}}});
   const double healthy = point(scenario("dgx-h200", 1, 4, kRing, Json::array()), 4).iteration_s;
-  const sim::PointResult around = point(scenario("dgx-h200", 1, 4, kRing, port), 4);
-  const sim::PointResult around_fast = point(scenario("dgx-h200", 1, 4, kRing, port), 4, sim::Fidelity::kFast);
+  const report::PointResult around = point(scenario("dgx-h200", 1, 4, kRing, port), 4);
+  const report::PointResult around_fast = point(scenario("dgx-h200", 1, 4, kRing, port), 4, sim::Fidelity::kFast);
   INFO("healthy " << healthy << " s, NVSwitch port failed " << around.iteration_s << " s");
   CHECK(around.iteration_s > healthy * 1.01);  // the ring's GPU 1 hops now cross PCIe and the host
   CHECK(std::abs(around_fast.iteration_s / around.iteration_s - 1.0) < 0.01);

@@ -41,7 +41,7 @@ sim::Calibration with_jitter(double cv) {
   return c;
 }
 
-sim::PointResult point(const plan::Scenario& s, int gpus, double cv, sim::Fidelity f = sim::Fidelity::kMessage) {
+report::PointResult point(const plan::Scenario& s, int gpus, double cv, sim::Fidelity f = sim::Fidelity::kMessage) {
   sim::RunOptions opt;
   opt.iterations = 2;
   return sim::simulate_point_forked(s, gpus, with_jitter(cv), opt, f);
@@ -101,8 +101,8 @@ TEST_CASE("the synchronous group is every worker of an all-reduce or sync PS and
 TEST_CASE("compute jitter adds cv times compute times the expected maximum of g to a synchronous iteration in both fidelities", "[sim]") {
   const plan::Scenario ring = scenario(2, 4, kRing);
   for (sim::Fidelity f : {sim::Fidelity::kMessage, sim::Fidelity::kFast}) {
-    const sim::PointResult steady = point(ring, 8, 0.0, f);
-    const sim::PointResult jittery = point(ring, 8, 0.1, f);
+    const report::PointResult steady = point(ring, 8, 0.0, f);
+    const report::PointResult jittery = point(ring, 8, 0.1, f);
     const auto data = steady.phase_s.find("data");
     const double compute = steady.compute_s - (data != steady.phase_s.end() ? data->second : 0.0);
     const double wait = 0.1 * compute * sim::expected_max_of_normals(8);
@@ -139,7 +139,7 @@ TEST_CASE("the hybrid waits at every blocking exchange of its classifier and so 
     if (c.purpose == plan::CollectivePurpose::kActivationGather || c.purpose == plan::CollectivePurpose::kGradientScatter)
       ++blocking;
   REQUIRE(blocking >= 2);
-  const sim::PointResult h0 = point(hybrid, 8, 0.0), h1 = point(hybrid, 8, 0.1);
+  const report::PointResult h0 = point(hybrid, 8, 0.0), h1 = point(hybrid, 8, 0.1);
   const std::vector<double> f = segments(hybrid, 8, h0.critical_worker);
   // One segment per blocking exchange plus the one that ends at the update (some may hold no compute at all).
   CHECK(static_cast<int>(f.size()) <= blocking + 1);
@@ -156,19 +156,19 @@ TEST_CASE("the hybrid waits at every blocking exchange of its classifier and so 
   CHECK(h1.jitter_wait_s == Approx(0.1 * compute * sim::expected_max_of_normals(8) * spread).epsilon(1e-9));
   CHECK(h1.iteration_s == Approx(h0.iteration_s + h1.jitter_wait_s).epsilon(1e-9));
   // The same compute, synchronised once: the ring's wait per second of compute is smaller.
-  const sim::PointResult r0 = point(ring, 8, 0.0), r1 = point(ring, 8, 0.1);
+  const report::PointResult r0 = point(ring, 8, 0.0), r1 = point(ring, 8, 0.1);
   const auto rdata = r0.phase_s.find("data");
   const double rcompute = r0.compute_s - (rdata != r0.phase_s.end() ? rdata->second : 0.0);
   CHECK(h1.jitter_wait_s / compute > 1.2 * (r1.jitter_wait_s / rcompute));
 }
 
 TEST_CASE("compute jitter leaves an asynchronous PS alone and slows mixed_async by its node's wait", "[sim]") {
-  const sim::PointResult async0 = point(scenario(2, 4, kAsync), 8, 0.0);
-  const sim::PointResult async1 = point(scenario(2, 4, kAsync), 8, 0.1);
+  const report::PointResult async0 = point(scenario(2, 4, kAsync), 8, 0.0);
+  const report::PointResult async1 = point(scenario(2, 4, kAsync), 8, 0.1);
   CHECK(async1.jitter_wait_s == 0.0);
   CHECK(async1.images_per_sec == Approx(async0.images_per_sec).epsilon(1e-12));
-  const sim::PointResult mixed0 = point(scenario(2, 4, kMixed), 8, 0.0);
-  const sim::PointResult mixed1 = point(scenario(2, 4, kMixed), 8, 0.1);
+  const report::PointResult mixed0 = point(scenario(2, 4, kMixed), 8, 0.0);
+  const report::PointResult mixed1 = point(scenario(2, 4, kMixed), 8, 0.1);
   const auto data = mixed0.phase_s.find("data");
   const double compute = mixed0.compute_s - (data != mixed0.phase_s.end() ? data->second : 0.0);
   CHECK(mixed1.jitter_wait_s == Approx(0.1 * compute * sim::expected_max_of_normals(4)).epsilon(1e-9));

@@ -29,15 +29,15 @@ TEST_CASE("predict reports the spec's fields, speedup against 1 GPU and a trace 
   opt.run.iterations = 2;
   opt.run.warmup = 1;
   opt.run.trace = true;
-  const sim::Report r = sim::predict(small_ring(), opt);
+  const report::Report r = sim::predict(small_ring(), opt);
   REQUIRE(r.predictions.size() == 2);
-  const Json j = sim::report_to_json(r);
+  const Json j = report::report_to_json(r);
   CHECK(j.at("scenario") == "predict-test");
   for (const Json& p : j.at("predictions"))
     for (const char* key : {"gpus", "nodes", "iteration_s", "images_per_sec", "speedup", "efficiency", "compute_s",
                             "exposed_comm_s"})
       CHECK(p.contains(key));
-  const sim::PointResult& four = r.predictions[1];
+  const report::PointResult& four = r.predictions[1];
   CHECK(four.gpus == 4);
   CHECK(four.efficiency == Approx(four.speedup / 4).epsilon(1e-12));
   CHECK(four.speedup > 1.0);
@@ -45,7 +45,7 @@ TEST_CASE("predict reports the spec's fields, speedup against 1 GPU and a trace 
   CHECK(four.iteration_s == Approx(four.compute_s + four.exposed_comm_s).epsilon(1e-9));
   CHECK(four.images_per_sec == Approx(4 * 32 / four.iteration_s).epsilon(1e-9));
 
-  const Json trace = sim::chrome_trace(r);
+  const Json trace = report::chrome_trace(r);
   std::set<std::string> names;
   std::set<int> tracks;
   int threads = 0;
@@ -72,7 +72,7 @@ TEST_CASE("a simulation is deterministic: the same point twice gives the same nu
   const auto b = sim::simulate_point_forked(small_ring(), 4, sim::default_calibration(), opt);
   CHECK(a.iteration_s == b.iteration_s);
   CHECK(a.plan_hash == b.plan_hash);
-  CHECK(sim::point_to_json(a, false) == sim::point_to_json(b, false));
+  CHECK(report::point_to_json(a, false) == report::point_to_json(b, false));
 }
 
 TEST_CASE("predict applies the calibration's per-model factor to its scenario's model only", "[sim]") {

@@ -25,7 +25,7 @@ TEST_CASE("a data-parallel iteration equals the hand computation", "[sim]") {
   sim::RunOptions opt;
   opt.iterations = 2;
   opt.warmup = 1;
-  const sim::PointResult r = sim::run_iteration_plan(plan, cluster, no_overheads(), opt);
+  const report::PointResult r = sim::run_iteration_plan(plan, cluster, no_overheads(), opt);
   // Compute at 1 TFLOP/s, efficiency 1: 0.2 + 0.4 + 0.001 s. The ring sends 2(p-1) chunks of 4 MB, each over
   // gpu->sw->gpu (two links of 1 us): 2 us + 4e6/10e9 s, and every reduce-scatter step reduces 4 MB at
   // 3 * 4 MB / 100 GB/s. Every rank sends to its right neighbour: no link is shared.
@@ -68,7 +68,7 @@ TEST_CASE("two flows into one GPU share its link and take twice as long", "[sim]
   sim::RunOptions opt;
   opt.iterations = 1;
   opt.warmup = 0;
-  const sim::PointResult r = sim::run_iteration_plan(plan, cluster, no_overheads(), opt);
+  const report::PointResult r = sim::run_iteration_plan(plan, cluster, no_overheads(), opt);
   const double alone = 2 * lat + 100e6 / bw;
   const double shared = 2 * lat + 2 * 100e6 / bw;
   CHECK(r.iteration_s == Approx(shared).epsilon(1e-9));
@@ -114,7 +114,7 @@ TEST_CASE("asynchronous workers see stale parameters", "[sim]") {
   sim::RunOptions opt;
   opt.iterations = 6;
   opt.warmup = 2;
-  const sim::PointResult r = sim::run_iteration_plan(plan, cluster, no_overheads(), opt);
+  const report::PointResult r = sim::run_iteration_plan(plan, cluster, no_overheads(), opt);
   CHECK(r.sync == "async");
   CHECK(r.staleness_samples > 0);
   CHECK(r.staleness_mean > 0.5);

@@ -22,7 +22,7 @@ TEST_CASE("every scenario of scenarios/ simulates and gives a consistent point",
     opt.iterations = 2;
     opt.warmup = 1;
     INFO(entry.path().filename().string() << " at " << gpus << " GPUs");
-    const sim::PointResult p = sim::simulate_point_forked(s, gpus, sim::default_calibration(), opt);
+    const report::PointResult p = sim::simulate_point_forked(s, gpus, sim::default_calibration(), opt);
     CHECK(p.gpus == gpus);
     CHECK(p.images_per_sec > 0.0);
     CHECK(p.compute_s > 0.0);

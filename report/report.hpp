@@ -11,7 +11,7 @@
 
 #include "core/json_reader.hpp"
 
-namespace scaletwin::sim {
+namespace scaletwin::report {
 
 struct TraceEvent {
   int track = 0;  // endpoint index
@@ -88,4 +88,4 @@ std::string report_table(const Report& r);
 // Chrome trace format (Perfetto): one process per GPU count, one thread (track) per endpoint.
 Json chrome_trace(const Report& r);
 
-}  // namespace scaletwin::sim
+}  // namespace scaletwin::report

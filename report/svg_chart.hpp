@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace scaletwin::sim::svg {
+namespace scaletwin::report::svg {
 
 // <, >, &, " and ' as entities.
 std::string escape(const std::string& text);
@@ -98,4 +98,4 @@ std::string stacked_bar_chart(const std::string& id, const std::string& title, c
                               const Axis& y, const std::vector<Segment>& segments, const std::vector<Bar>& bars,
                               const Frame& frame = {});
 
-}  // namespace scaletwin::sim::svg
+}  // namespace scaletwin::report::svg

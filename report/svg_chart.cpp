@@ -1,7 +1,7 @@
 // Generic SVG charts for the HTML report: escaping, nice axis ranges, the data-to-pixel scale, axes with grid
 // lines, a legend that wraps into rows, point labels placed so that they do not overlap, line charts and stacked
 // bar charts. Only fmt; the output is plain SVG 1.1 markup with inline styles.
-#include "sim/svg_chart.hpp"
+#include "report/svg_chart.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 
 #include "core/error.hpp"
 
-namespace scaletwin::sim::svg {
+namespace scaletwin::report::svg {
 
 std::string escape(const std::string& text) {
   std::string out;
@@ -312,4 +312,4 @@ std::string stacked_bar_chart(const std::string& id, const std::string& title, c
   return out + legend(frame, entries, std::vector<Key>(segments.size(), Key::kSolid)) + "</svg>\n";
 }
 
-}  // namespace scaletwin::sim::svg
+}  // namespace scaletwin::report::svg

@@ -1,5 +1,5 @@
 // Report output: JSON (spec fields first, then the breakdowns), the readable table, and Chrome trace events.
-#include "sim/report.hpp"
+#include "report/report.hpp"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include "core/progress.hpp"
 #include "core/units.hpp"
 
-namespace scaletwin::sim {
+namespace scaletwin::report {
 
 Json point_to_json(const PointResult& p, bool with_trace) {
   Json j = {{"gpus", p.gpus},
@@ -179,4 +179,4 @@ Json chrome_trace(const Report& r) {
   return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
 }
 
-}  // namespace scaletwin::sim
+}  // namespace scaletwin::report

@@ -1,6 +1,6 @@
 // The HTML report page: scenario header, calibration table, the four SVG charts (svg_chart.hpp) and the prediction
 // table, with inline CSS only. Pure string building: no files, no clock, so the same report gives the same page.
-#include "sim/report_html.hpp"
+#include "report/html.hpp"
 
 #include <fmt/format.h>
 
@@ -8,9 +8,9 @@
 #include <set>
 
 #include "core/units.hpp"
-#include "sim/svg_chart.hpp"
+#include "report/svg_chart.hpp"
 
-namespace scaletwin::sim {
+namespace scaletwin::report {
 
 namespace {
 
@@ -256,4 +256,4 @@ std::string report_html(const std::vector<Report>& reports, const ReportContext&
   return html_page("scaletwin: " + shown.front().scenario, out);
 }
 
-}  // namespace scaletwin::sim
+}  // namespace scaletwin::report

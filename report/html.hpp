@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "core/json_reader.hpp"
-#include "sim/report.hpp"
+#include "report/report.hpp"
 
-namespace scaletwin::sim {
+namespace scaletwin::report {
 
 struct ReportContext {
   int64_t batch_per_gpu = 0;                         // 0: not shown
@@ -43,4 +43,4 @@ std::string report_html(const Report& report, const ReportContext& context);
 // One series per report (scheme) in every chart; the page's title comes from the first report.
 std::string report_html(const std::vector<Report>& reports, const ReportContext& context);
 
-}  // namespace scaletwin::sim
+}  // namespace scaletwin::report

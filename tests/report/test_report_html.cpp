@@ -1,4 +1,4 @@
-// The HTML report (sim/report_html.hpp): well-formed enough, one <svg> per chart, series points where the axis
+// The HTML report (report/html.hpp): well-formed enough, one <svg> per chart, series points where the axis
 // range puts them (hand-computed from the default frame: plot x 70..540, y 52..302), the ideal line, stacked bars
 // that add up to the iteration time, and escaped text.
 #include <catch2/catch.hpp>
@@ -11,13 +11,13 @@
 #include <utility>
 #include <vector>
 
-#include "sim/report_html.hpp"
-#include "sim/svg_chart.hpp"
+#include "report/html.hpp"
+#include "report/svg_chart.hpp"
 
 namespace {
 
-using scaletwin::sim::PointResult;
-using scaletwin::sim::Report;
+using scaletwin::report::PointResult;
+using scaletwin::report::Report;
 
 
 // Four points, 1..8 GPUs, 100 images/s on one GPU; the 8-GPU point waits 10 ms on others and loads data for 5 ms.
@@ -69,7 +69,7 @@ std::vector<std::pair<double, double>> points(const std::string& svg, const std:
 }  // namespace
 
 TEST_CASE("report_html is one page with one svg per chart", "[report_html]") {
-  const std::string html = scaletwin::sim::report_html(sample_report());
+  const std::string html = scaletwin::report::report_html(sample_report());
   CHECK(count(html, "<html") == 1);
   CHECK(count(html, "</html>") == 1);
   CHECK(count(html, "<body>") == 1);
@@ -87,7 +87,7 @@ TEST_CASE("report_html is one page with one svg per chart", "[report_html]") {
 }
 
 TEST_CASE("report_html places the images/s points by the axis range", "[report_html]") {
-  const std::string svg = chart(scaletwin::sim::report_html(sample_report()), "images_per_sec");
+  const std::string svg = chart(scaletwin::report::report_html(sample_report()), "images_per_sec");
   // y axis 0..nice_max(800) = 0..800 (ideal at 8 GPUs is 800 images/s); x axis log2 1..8.
   const auto p = points(svg, "predicted");
   REQUIRE(p.size() == 4);
@@ -103,23 +103,23 @@ TEST_CASE("report_html places the images/s points by the axis range", "[report_h
   CHECK(ideal[3].second == Approx(52.0).margin(0.006));
   CHECK(svg.find(">800</text>") != std::string::npos);  // the top tick label
 
-  const std::string speedup = chart(scaletwin::sim::report_html(sample_report()), "speedup");
+  const std::string speedup = chart(scaletwin::report::report_html(sample_report()), "speedup");
   CHECK(points(speedup, "ideal linear")[3].second == Approx(52.0).margin(0.006));  // 8 of 0..8
   CHECK(points(speedup, "predicted")[3].second == Approx(52.0 + 250.0 * (1.0 - 6.8 / 8.0)).margin(0.006));
-  const std::string eff = chart(scaletwin::sim::report_html(sample_report()), "efficiency");
+  const std::string eff = chart(scaletwin::report::report_html(sample_report()), "efficiency");
   CHECK(points(eff, "ideal linear")[0].second == Approx(52.0 + 250.0 * (1.0 - 100.0 / 120.0)).margin(0.006));
 }
 
 TEST_CASE("report_html stacks the time breakdown to the iteration time", "[report_html]") {
   const Report r = sample_report();
-  const std::string svg = chart(scaletwin::sim::report_html(r), "breakdown");
+  const std::string svg = chart(scaletwin::report::report_html(r), "breakdown");
   const std::regex bar_re("<g class=\"bar\" data-bar=\"([0-9]+)\">([^]*?)</g>");
   const std::regex seg_re("data-segment=\"([a-z ]+)\" data-value=\"([-0-9.e+]+)\" x=\"[-0-9.]+\" y=\"([-0-9.]+)\""
                           " width=\"[-0-9.]+\" height=\"([-0-9.]+)\"");
   // y axis 0..nice_max(0.376 s at 8 GPUs, the longest iteration) = 0.4 s over 250 px.
   double longest_s = 0.0;
   for (const PointResult& p : r.predictions) longest_s = std::max(longest_s, p.iteration_s);
-  const double axis_max = scaletwin::sim::svg::nice_max(longest_s);
+  const double axis_max = scaletwin::report::svg::nice_max(longest_s);
   CHECK(axis_max == 0.4);
   size_t bars = 0;
   for (auto it = std::sregex_iterator(svg.begin(), svg.end(), bar_re); it != std::sregex_iterator(); ++it, ++bars) {
@@ -140,7 +140,7 @@ TEST_CASE("report_html stacks the time breakdown to the iteration time", "[repor
     CHECK(top == Approx(52.0 + 250.0 * (1.0 - p.iteration_s / axis_max)).margin(0.006));
   }
   CHECK(bars == 4);
-  const auto b = scaletwin::sim::time_breakdown(r.predictions[3]);
+  const auto b = scaletwin::report::time_breakdown(r.predictions[3]);
   CHECK(b.data_s == 0.005);
   CHECK(b.compute_s == Approx(0.3));
   CHECK(b.idle_s == Approx(0.010));
@@ -149,19 +149,19 @@ TEST_CASE("report_html stacks the time breakdown to the iteration time", "[repor
 
 TEST_CASE("report_html escapes text and draws one series per scheme", "[report_html]") {
   const Report r = sample_report();
-  const std::string html = scaletwin::sim::report_html(r);
+  const std::string html = scaletwin::report::report_html(r);
   CHECK(html.find("a<b & c") == std::string::npos);
   CHECK(count(html, "a&lt;b &amp; c") == 2);  // <title> and <h1>
-  CHECK(scaletwin::sim::svg::escape("\"'<>&") == "&quot;&#39;&lt;&gt;&amp;");
+  CHECK(scaletwin::report::svg::escape("\"'<>&") == "&quot;&#39;&lt;&gt;&amp;");
 
   Report other = r;
   other.scheme = "allreduce(ring)";
   for (PointResult& p : other.predictions) p.images_per_sec *= 1.1, p.speedup *= 1.1;
-  scaletwin::sim::ReportContext context;
+  scaletwin::report::ReportContext context;
   context.batch_per_gpu = 32;
   context.calibration_source = "cal.json";
   context.calibration = {{"message_overhead_s", 5e-6}, {"links", {{"pcie", {{"bandwidth_factor", 0.85}}}}}};
-  const std::string two = scaletwin::sim::report_html({r, other}, context);
+  const std::string two = scaletwin::report::report_html({r, other}, context);
   const std::string svg = chart(two, "images_per_sec");
   CHECK(points(svg, "\\(1\\) ps\\(sync\\)").size() == 4);
   CHECK(points(svg, "\\(2\\) allreduce\\(ring\\)").size() == 4);
@@ -174,7 +174,7 @@ TEST_CASE("report_html escapes text and draws one series per scheme", "[report_h
 }
 
 TEST_CASE("nice_max rounds up to a round mantissa times a power of ten", "[report_html]") {
-  using scaletwin::sim::svg::nice_max;
+  using scaletwin::report::svg::nice_max;
   CHECK(nice_max(800.0) == 800.0);
   CHECK(nice_max(801.0) == 1000.0);
   CHECK(nice_max(3238.0) == 4000.0);
@@ -191,7 +191,7 @@ TEST_CASE("nice_max rounds up to a round mantissa times a power of ten", "[repor
 
 TEST_CASE("line_chart labels points beside their markers and draws marker-only series without a line",
           "[report_html]") {
-  namespace svg = scaletwin::sim::svg;
+  namespace svg = scaletwin::report::svg;
   svg::Axis x = svg::linear_axis("x", 4.0);  // 0..4 over 70..540
   svg::Axis y = svg::linear_axis("y", 8.0);  // 0..8 over 302..52
   svg::Series labelled{"pred", "#d62728", {1.0, 2.0}, {2.0, 4.0}, true, false, {"+1.0%", "a<b"}};
@@ -213,11 +213,11 @@ TEST_CASE("line_chart labels points beside their markers and draws marker-only s
 
 TEST_CASE("report_html: a time-to-target chart when the report has times, in hours past 3 hours", "[unit]") {
   Report r = sample_report();
-  CHECK(count(scaletwin::sim::report_html(r), "data-chart=\"time_to_target\"") == 0);
+  CHECK(count(scaletwin::report::report_html(r), "data-chart=\"time_to_target\"") == 0);
   const double hours[] = {40.0, 21.0, 11.0, 6.0};
   for (size_t i = 0; i < r.predictions.size(); ++i) r.predictions[i].time_to_target_s = hours[i] * 3600.0;
   r.time_basis = "test accuracy 0.76";
-  const std::string html = scaletwin::sim::report_html(r);
+  const std::string html = scaletwin::report::report_html(r);
   CHECK(count(html, "data-chart=\"time_to_target\"") == 1);
   const std::string svg = chart(html, "time_to_target");
   CHECK(count(svg, ">hours<") == 1);
