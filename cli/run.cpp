@@ -10,12 +10,12 @@
 // hash (the simulator prints the same for the same scenario and GPU count) and writes the measurements file
 // (--json FILE, '-' for standard output; by default scaletwin-run-ID.json in the current directory, printed).
 // Any rank that fails prints its rank and host and takes the job down (MPI_Abort): exit 3 for a system error.
-// Checkpoints (exec/checkpoint.hpp): --checkpoint-every N writes one into DIR after every N iterations; --resume DIR
+// Checkpoints (exec/train/checkpoint.hpp): --checkpoint-every N writes one into DIR after every N iterations; --resume DIR
 // continues from the one there (same scenario, GPU count and run length, else exit 2) and ends with the weights of
 // an uninterrupted run. --weights-out FILE: rank 0 writes the final weights, every layer's parameters in model
 // order as little-endian float32, nothing else (the tests compare an interrupted run's with an uninterrupted one's).
 // --trace FILE: rank 0 writes a Chrome trace of the first kTraceIterations measured iterations of every rank, with
-// the event names and categories of predict --trace (exec/trace_recorder.hpp).
+// the event names and categories of predict --trace (exec/train/trace_recorder.hpp).
 // --target-accuracy A: evaluate every --eval-every epochs and stop at the first evaluation at or above A; the
 // measurements record the curve, the time to the target and, for all-reduce schemes, the gradient noise scale.
 // Progress of the iterations goes to standard error (a bar with ETA on a terminal, a line every few seconds
@@ -33,7 +33,7 @@
 #include "core/files.hpp"
 #include "core/progress.hpp"
 #include "exec/cuda_backend.hpp"
-#include "exec/trainer.hpp"
+#include "exec/train/trainer.hpp"
 #include "plan/scenario.hpp"
 
 namespace scaletwin::cli {
@@ -167,7 +167,7 @@ int run_ranks(const RunArgs& a, const plan::Scenario& scenario) {
   options.target_accuracy = a.target_accuracy;
   options.max_epochs = a.max_epochs;
   options.eval_every_epochs = a.eval_every;
-  // Progress of the iterations on standard error (rank 0 ticks it after each iteration, exec/trainer_checkpoint.cpp).
+  // Progress of the iterations on standard error (rank 0 ticks it after each iteration, exec/train/trainer_checkpoint.cpp).
   std::unique_ptr<Progress> progress;
   std::unique_ptr<ProgressScope> progress_scope;
   options.on_start = [&](const plan::IterationPlan& plan, int64_t iterations) {

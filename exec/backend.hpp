@@ -146,7 +146,7 @@ class Backend {
   // used to place a model-parallel fc slice's output into the full activation and to take its gradient back.
   virtual void copy_2d(float* dst, int64_t dst_ld, const float* src, int64_t src_ld, int64_t rows, int64_t cols) = 0;
   virtual void sgd_update(float* weights, const float* grads, float* momentum, int64_t n, const SgdStep& step) = 0;
-  // The sum of squares of x[0, n) in double (the gradient noise scale's norms, exec/noise_scale.hpp). This
+  // The sum of squares of x[0, n) in double (the gradient noise scale's norms, exec/train/noise_scale.hpp). This
   // default downloads x to the host; a backend whose memory the host reads directly overrides it.
   virtual double sum_squares(const float* x, int64_t n) {
     std::vector<float> host(static_cast<size_t>(n));

@@ -1,6 +1,6 @@
 // One training configuration's figures at one GPU count, predicted or measured: the record that `compare` joins
 // side by side and that both backends write. The simulator's point (PointResult) becomes one through
-// predicted_record; `scaletwin run` writes its figures through record_json (exec/trainer_report.cpp), and a
+// predicted_record; `scaletwin run` writes its figures through record_json (exec/train/trainer_report.cpp), and a
 // measurements file's run is read back by measured_record, so a prediction and a run meet as the same type.
 //
 // Figures are per iteration of the critical worker: phases "compute" (without data), "exposed_comm", "data" and

@@ -9,7 +9,7 @@
 //
 // - (1 + B / B_crit): McCandlish et al. 2018 ("An Empirical Model of Large-Batch Training", eq. 2.11): below the
 //   critical batch a larger batch needs about as many images (fewer steps), beyond it about as many steps (more
-//   images). B_crit is close to the gradient noise scale B_simple that `run` measures (exec/noise_scale.hpp).
+//   images). B_crit is close to the gradient noise scale B_simple that `run` measures (exec/train/noise_scale.hpp).
 // - rho(B) = (B / B_ref) / (lr(B) / lr(B_ref)): the learning-rate rule of the scenario (plan::Training::lr_scaling).
 //   In the noise-dominated regime a step's progress grows with the rate, so the steps scale as 1 / lr(B) and the
 //   images as B / lr(B): 1 for linear scaling (the regime McCandlish et al. assume, with a tuned rate), sqrt(B/B_ref)

@@ -1,7 +1,7 @@
 // NCCL bootstrap over MPI (see nccl_mpi.hpp).
 #include "exec/cuda/nccl_mpi.hpp"
 
-#include "exec/mpi_check.hpp"
+#include "exec/comm/mpi_check.hpp"
 
 namespace scaletwin::exec {
 

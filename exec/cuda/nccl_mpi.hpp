@@ -3,7 +3,7 @@
 // a single process with one GPU needs none of this (make_nccl_communicator(backend, 0, 1, {})).
 #pragma once
 
-#include "exec/mpi_check.hpp"  // mpi.h without the C++ bindings
+#include "exec/comm/mpi_check.hpp"  // mpi.h without the C++ bindings
 
 #include <memory>
 

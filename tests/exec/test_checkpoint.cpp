@@ -1,4 +1,4 @@
-// Checkpoint files (exec/checkpoint.hpp) on 2 ranks: a save and a load give back every rank's buffers and
+// Checkpoint files (exec/train/checkpoint.hpp) on 2 ranks: a save and a load give back every rank's buffers and
 // statistics bit for bit, a newer checkpoint replaces the older one, and a checkpoint that does not belong to the
 // job (another plan, other buffers, a truncated rank file, no manifest) is an InputError naming the file. The
 // end-to-end kill-and-resume runs are checkpoint_resume_check.sh's.
@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "core/error.hpp"
-#include "exec/checkpoint.hpp"
+#include "exec/train/checkpoint.hpp"
 #include "exec/cpu/cpu_backend.hpp"
 #include "tests/input_error_message.hpp"
 

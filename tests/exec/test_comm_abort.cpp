@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "exec/comm.hpp"
-#include "exec/mpi_check.hpp"
+#include "exec/comm/comm.hpp"
+#include "exec/comm/mpi_check.hpp"
 #include "plan/collectives.hpp"
 
 int main(int argc, char** argv) {

@@ -5,7 +5,7 @@
 // (MPI_Allreduce) before asserting, so every rank takes the same path.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
-#include "exec/mpi_check.hpp"
+#include "exec/comm/mpi_check.hpp"
 
 int main(int argc, char** argv) {
   int provided = 0;

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "exec/comm.hpp"
-#include "exec/mpi_check.hpp"
+#include "exec/comm/comm.hpp"
+#include "exec/comm/mpi_check.hpp"
 #include "plan/compose.hpp"
 #include "plan/schedule.hpp"
 

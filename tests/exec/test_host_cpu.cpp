@@ -1,11 +1,11 @@
-// The host's CPU accounting (exec/host_cpu.hpp): /proc/stat's first line, the steal fraction between two readings,
+// The host's CPU accounting (exec/train/host_cpu.hpp): /proc/stat's first line, the steal fraction between two readings,
 // and files it must not misread.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <fstream>
 
-#include "exec/host_cpu.hpp"
+#include "exec/train/host_cpu.hpp"
 
 using namespace scaletwin::exec;
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-// The gradient noise scale estimators (exec/noise_scale.hpp) on gradients drawn from a known distribution:
+// The gradient noise scale estimators (exec/train/noise_scale.hpp) on gradients drawn from a known distribution:
 // per-sample gradients G + e with e ~ N(0, s² I) in d dimensions, so |G|² and tr(Σ) = d s² are known.
 #include <catch2/catch.hpp>
 
@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "exec/noise_scale.hpp"
+#include "exec/train/noise_scale.hpp"
 
 namespace scaletwin::exec {
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "exec/comm.hpp"
+#include "exec/comm/comm.hpp"
 #include "exec/cpu/cpu_backend.hpp"
 #include "forwarding_backend.hpp"
 #include "test_trainer_support.hpp"

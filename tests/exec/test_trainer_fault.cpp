@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "core/error.hpp"
-#include "exec/mpi_check.hpp"
-#include "exec/trainer.hpp"
+#include "exec/comm/mpi_check.hpp"
+#include "exec/train/trainer.hpp"
 #include "plan/scenario.hpp"
 
 int main(int argc, char** argv) {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "exec/trainer.hpp"
+#include "exec/train/trainer.hpp"
 #include "plan/scenario.hpp"
 
 namespace scaletwin::test {

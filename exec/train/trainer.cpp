@@ -1,7 +1,7 @@
 // train(): lowers the scenario for the job's ranks, sets up the backend, the runners and the data, runs every
 // rank's endpoint (trainer_worker.cpp, trainer_server.cpp) and gathers the figures into a measurements run record
 // (trainer_report.cpp).
-#include "exec/trainer.hpp"
+#include "exec/train/trainer.hpp"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "exec/cpu/cpu_backend.hpp"
-#include "exec/trainer_internal.hpp"
+#include "exec/train/trainer_internal.hpp"
 
 namespace scaletwin::exec {
 

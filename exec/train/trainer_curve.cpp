@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
-#include "exec/trainer_internal.hpp"
+#include "exec/train/trainer_internal.hpp"
 
 namespace scaletwin::exec::detail {
 

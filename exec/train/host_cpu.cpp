@@ -1,5 +1,5 @@
 // The host's CPU accounting from /proc/stat (see host_cpu.hpp).
-#include "exec/host_cpu.hpp"
+#include "exec/train/host_cpu.hpp"
 
 #include <fstream>
 #include <sstream>

@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "exec/backend.hpp"
-#include "exec/checkpoint.hpp"
+#include "exec/train/checkpoint.hpp"
 #include "exec/data.hpp"
 #include "exec/network.hpp"
-#include "exec/noise_scale.hpp"
+#include "exec/train/noise_scale.hpp"
 #include "exec/optimizer.hpp"
-#include "exec/trainer.hpp"
-#include "exec/trainer_engine.hpp"
+#include "exec/train/trainer.hpp"
+#include "exec/train/trainer_engine.hpp"
 
 namespace scaletwin::exec::detail {
 
@@ -122,7 +122,7 @@ struct RankFigures {
   double jitter_sum_s = 0.0;
   double jitter_sum_sq_s2 = 0.0;
   // Workers: the fraction of the host's CPU time its hypervisor stole over the measured iterations
-  // (exec/host_cpu.hpp); -1 where /proc/stat cannot tell.
+  // (exec/train/host_cpu.hpp); -1 where /proc/stat cannot tell.
   double cpu_steal = -1.0;
 };
 

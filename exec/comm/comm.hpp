@@ -27,7 +27,7 @@
 #include <span>
 #include <vector>
 
-#include "exec/mpi_buffers.hpp"
+#include "exec/comm/mpi_buffers.hpp"
 #include "plan/schedule.hpp"
 
 namespace scaletwin::exec {

@@ -18,7 +18,7 @@
 #include <set>
 
 #include "core/error.hpp"
-#include "exec/trainer_internal.hpp"
+#include "exec/train/trainer_internal.hpp"
 
 namespace scaletwin::exec::detail {
 

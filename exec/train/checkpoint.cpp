@@ -1,5 +1,5 @@
 // Checkpoint files of a training job: per-rank state files and rank 0's manifest (see checkpoint.hpp).
-#include "exec/checkpoint.hpp"
+#include "exec/train/checkpoint.hpp"
 
 #include <fmt/format.h>
 

@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "exec/host_cpu.hpp"
-#include "exec/trainer_worker.hpp"
+#include "exec/train/host_cpu.hpp"
+#include "exec/train/trainer_worker.hpp"
 
 namespace scaletwin::exec::detail {
 

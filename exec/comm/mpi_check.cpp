@@ -1,5 +1,5 @@
 // MPI error checks and abort-on-failure (see mpi_check.hpp).
-#include "exec/mpi_check.hpp"
+#include "exec/comm/mpi_check.hpp"
 
 #include <fmt/core.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // The trace of `scaletwin run --trace FILE`: each rank records the timed spans of a bounded number of measured
 // iterations (compute phases on track 0, its collectives on track 1) and rank 0 gathers them into a Chrome trace
-// (Perfetto) with the event names and categories of `scaletwin predict --trace` (sim/report.cpp chrome_trace):
+// (Perfetto) with the event names and categories of `scaletwin predict --trace` (report/report.cpp chrome_trace):
 // compute spans are named by plan::phase_name with category "compute", a collective by its plan label with its
 // purpose (plan::collective_purpose_name) as category. One process per rank ("rank R"), timestamps in µs from the
 // start of that rank's first recorded iteration.
@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "core/json_reader.hpp"
-#include "exec/mpi_check.hpp"
+#include "exec/comm/mpi_check.hpp"
 #include "plan/iteration_plan.hpp"
 
 namespace scaletwin::exec {

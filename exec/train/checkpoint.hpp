@@ -9,7 +9,7 @@
 //
 // A rank file is the line "scaletwin-checkpoint/1", one line of JSON (plan hash, rank, iteration, the buffers'
 // names and float counts, the number of statistics), then the buffers as little-endian float32 in that order,
-// then the statistics as float64. What goes in is the caller's (exec/trainer_checkpoint.cpp): weights, momentum,
+// then the statistics as float64. What goes in is the caller's (exec/train/trainer_checkpoint.cpp): weights, momentum,
 // batch-norm running statistics, a parameter server's shadow copy, the per-epoch loss and accuracy so far. The
 // data order and the learning rate need no state of their own: epoch e's permutation is drawn from (seed, e) and
 // the rate is a function of the iteration, so the iteration count restores both.
@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "exec/backend.hpp"
-#include "exec/mpi_check.hpp"
+#include "exec/comm/mpi_check.hpp"
 
 namespace scaletwin::exec {
 

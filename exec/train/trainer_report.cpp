@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "core/files.hpp"
-#include "exec/trainer_internal.hpp"
+#include "exec/train/trainer_internal.hpp"
 #include "report/run_record.hpp"
 
 namespace scaletwin::exec::detail {

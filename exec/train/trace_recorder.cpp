@@ -1,7 +1,7 @@
 // The per-rank span recorder of `run --trace` and its gathering into a Chrome trace on rank 0, and the per-label
 // collective times of the run record (see trace_recorder.hpp): each rank serializes its spans or means as JSON text,
 // rank 0 gathers the texts (MPI_Gatherv).
-#include "exec/trace_recorder.hpp"
+#include "exec/train/trace_recorder.hpp"
 
 #include <fmt/format.h>
 

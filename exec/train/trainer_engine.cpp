@@ -1,6 +1,6 @@
 // The item engine of the training driver: starts an endpoint's communication items when their deps are met, in a
 // consistent order per runner, and advances them between compute steps (see trainer_engine.hpp).
-#include "exec/trainer_engine.hpp"
+#include "exec/train/trainer_engine.hpp"
 
 #include <fmt/format.h>
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "exec/trainer_internal.hpp"
+#include "exec/train/trainer_internal.hpp"
 
 namespace scaletwin::exec::detail {
 

@@ -3,7 +3,7 @@
 // train() lowers the scenario for the communicator's size (workers = ranks − parameter servers), so that rank r is
 // plan.endpoints[r] (workers first, then servers), and executes every endpoint's program item by item: a worker's
 // compute items are Network forward / backward / optimizer work, its communication items are the plan's
-// CollectiveInstances, run by ScheduleRunner (exec/comm.hpp) on slices of the flat parameter and gradient
+// CollectiveInstances, run by ScheduleRunner (exec/comm/comm.hpp) on slices of the flat parameter and gradient
 // buffers, started as soon as the plan's deps are met (a gradient bucket right after its last layer's weight
 // gradient, while the rest of the backward pass runs). Servers apply SGD to their shard of each bucket between the
 // push and the pull; on-demand collectives (async, and between node leaders and servers for mixed_async) are
@@ -28,7 +28,7 @@
 
 #include "core/json_reader.hpp"
 #include "exec/cuda_backend.hpp"
-#include "exec/mpi_check.hpp"
+#include "exec/comm/mpi_check.hpp"
 #include "plan/iteration_plan.hpp"
 #include "plan/scenario.hpp"
 
@@ -53,14 +53,14 @@ struct TrainOptions {
   double target_accuracy = -1.0;
   int64_t max_epochs = 0;
   double eval_every_epochs = 0.0;
-  // Checkpoints (exec/checkpoint.hpp; synchronous schemes only): after every checkpoint_every iterations into
+  // Checkpoints (exec/train/checkpoint.hpp; synchronous schemes only): after every checkpoint_every iterations into
   // checkpoint_dir; resume_dir: continue from the checkpoint there, ending with exactly the weights of an
   // uninterrupted run (deterministic CPU mode: same threads). Setting either on an async scheme is an InputError.
   int64_t checkpoint_every = 0;
   std::string checkpoint_dir;
   std::string resume_dir;
   // > 0: record the first trace_iterations measured iterations (after warm-up) into TrainResult::trace
-  // (exec/trace_recorder.hpp).
+  // (exec/train/trace_recorder.hpp).
   int64_t trace_iterations = 0;
   // device "cuda": a worker's backend on its GPU and the workers' device communicator (collective over the
   // workers' communicator). Empty: make_cuda_backend(local worker index) and make_nccl_communicator bootstrapped

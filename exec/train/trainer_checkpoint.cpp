@@ -2,7 +2,7 @@
 // statistics, a parameter-server scheme's shadow copy, the hybrid's classifier slice), when a checkpoint is due,
 // the fault-injection hook the tests kill a rank with, and the progress tick (rank 0 ticks the command's progress,
 // core/progress.hpp, once per iteration). A server's state is in trainer_server.cpp. The files
-// themselves are exec/checkpoint.cpp's.
+// themselves are exec/train/checkpoint.cpp's.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -13,7 +13,7 @@
 
 #include "core/error.hpp"
 #include "core/progress.hpp"
-#include "exec/trainer_worker.hpp"
+#include "exec/train/trainer_worker.hpp"
 
 namespace scaletwin::exec::detail {
 

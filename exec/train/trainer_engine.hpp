@@ -22,10 +22,10 @@
 #include <vector>
 
 #include "exec/backend.hpp"
-#include "exec/comm.hpp"
+#include "exec/comm/comm.hpp"
 #include "exec/cuda_backend.hpp"
-#include "exec/mpi_check.hpp"
-#include "exec/trace_recorder.hpp"
+#include "exec/comm/mpi_check.hpp"
+#include "exec/train/trace_recorder.hpp"
 #include "plan/iteration_plan.hpp"
 
 namespace scaletwin::exec::detail {

@@ -4,7 +4,7 @@
 // and done, its MPI peer and tag, its staging buffer, and the next step of the same queue (direction, peer,
 // channel), which may be posted only after it (FIFO matching). The flight's vectors are reused by later
 // collectives in the same slot, so a warm runner allocates nothing per step.
-#include "exec/comm.hpp"
+#include "exec/comm/comm.hpp"
 
 #include <fmt/core.h>
 
@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "core/error.hpp"
-#include "exec/mpi_check.hpp"
+#include "exec/comm/mpi_check.hpp"
 
 namespace scaletwin::exec {
 

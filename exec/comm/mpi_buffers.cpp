@@ -1,5 +1,5 @@
 // Element types, vectorised reduction, staging buffers (see mpi_buffers.hpp).
-#include "exec/mpi_buffers.hpp"
+#include "exec/comm/mpi_buffers.hpp"
 
 #include <cstdlib>
 #include <cstring>

@@ -19,7 +19,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "exec/trainer_worker.hpp"
+#include "exec/train/trainer_worker.hpp"
 
 namespace scaletwin::exec::detail {
 

@@ -1,5 +1,5 @@
 // The gradient noise scale estimators of McCandlish et al. 2018, appendix A.1 (see noise_scale.hpp).
-#include "exec/noise_scale.hpp"
+#include "exec/train/noise_scale.hpp"
 
 #include "core/error.hpp"
 
