@@ -12,14 +12,7 @@
 #include <memory>
 #include <vector>
 
-// Open MPI's mpi.h pulls in the deprecated C++ bindings (and their library) unless told not to.
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
-#ifndef MPICH_SKIP_MPICXX
-#define MPICH_SKIP_MPICXX 1
-#endif
-#include <mpi.h>
+#include "exec/comm/mpi.hpp"
 
 namespace scaletwin::exec {
 

@@ -10,14 +10,7 @@
 // main loop and the MPI test programs run inside it.
 #pragma once
 
-// Open MPI's mpi.h pulls in the deprecated C++ bindings (and their library) unless told not to.
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
-#ifndef MPICH_SKIP_MPICXX
-#define MPICH_SKIP_MPICXX 1
-#endif
-#include <mpi.h>
+#include "exec/comm/mpi.hpp"
 
 #include <exception>
 #include <functional>
