@@ -14,7 +14,7 @@ using SimJob = sim::PointJob;
 // Simulates every job with predict's fidelity rule (sim/point_pool.hpp), up to `parallel` at a time; errors are
 // rethrown with their type.
 inline std::vector<report::PointResult> simulate_all(const std::vector<SimJob>& jobs, int parallel,
-                                                  const sim::RunOptions& options) {
+                                                     const sim::RunOptions& options) {
   return sim::simulate_points_forked(jobs, parallel, options, [] { tick_current_progress(); });
 }
 

@@ -106,7 +106,7 @@ std::string configuration_chart(size_t index, const std::string& title, const st
     caption += fmt::format("<li>{}{}</li>", escape(tag), escape(by_scheme[k].first));
   }
   const std::string svg = report::svg::line_chart(fmt::format("config-{}", index + 1), title, gpu_axis(points),
-                                               report::svg::linear_axis("images/s", max_rate * 1.1), series);
+                                                  report::svg::linear_axis("images/s", max_rate * 1.1), series);
   return "<figure>\n" + svg + "<figcaption><ul>" + caption + "</ul></figcaption>\n</figure>\n";
 }
 

@@ -107,7 +107,7 @@ report::PointResult finish(Child& c, const PointJob& job) {
 }  // namespace
 
 std::vector<report::PointResult> simulate_points_forked(const std::vector<PointJob>& jobs, int parallel,
-                                                const RunOptions& options, const std::function<void()>& on_done) {
+                                                        const RunOptions& options, const std::function<void()>& on_done) {
   std::vector<std::optional<report::PointResult>> results(jobs.size());
   std::vector<Child> running;
   std::exception_ptr error;

@@ -25,7 +25,7 @@ struct PointJob {
 // (InputError keeps the file and JSON path it named) once the running children have been reaped; no new child
 // starts after an error. on_done, if set, is called after each finished simulation (progress).
 std::vector<report::PointResult> simulate_points_forked(const std::vector<PointJob>& jobs, int parallel,
-                                                const RunOptions& options,
-                                                const std::function<void()>& on_done = {});
+                                                        const RunOptions& options,
+                                                        const std::function<void()>& on_done = {});
 
 }  // namespace scaletwin::sim

@@ -39,7 +39,7 @@ RunOptions scenario_run_options(const plan::Scenario& scenario, const RunOptions
 // One point in this process, at message level (SimGrid: once per process) or in the fast mode, which times recipes
 // (no O(GPUs²) schedules materialized).
 report::PointResult simulate_in_process(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
-                                const RunOptions& options, bool fast) {
+                                        const RunOptions& options, bool fast) {
   plan::LowerOptions lowering;
   lowering.materialize_schedules = !fast;
   const plan::Point p = plan::prepare(scenario, gpus, lowering);
@@ -63,12 +63,12 @@ bool runs_fast(const plan::Scenario& scenario, int gpus, Fidelity fidelity) {
 }  // namespace
 
 report::PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
-                           const RunOptions& options) {
+                                   const RunOptions& options) {
   return simulate_in_process(scenario, gpus, calibration, options, false);
 }
 
 report::PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
-                                  const RunOptions& options) {
+                                          const RunOptions& options) {
   return simulate_points_forked({PointJob{scenario, gpus, calibration}}, 1, options).front();
 }
 
@@ -88,12 +88,12 @@ Fidelity fidelity_from_name(const std::string& name) {
 }
 
 report::PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
-                           const RunOptions& options, Fidelity fidelity) {
+                                   const RunOptions& options, Fidelity fidelity) {
   return simulate_in_process(scenario, gpus, calibration, options, runs_fast(scenario, gpus, fidelity));
 }
 
 report::PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
-                                  const RunOptions& options, Fidelity fidelity) {
+                                          const RunOptions& options, Fidelity fidelity) {
   return runs_fast(scenario, gpus, fidelity) ? simulate_in_process(scenario, gpus, calibration, options, true)
                                              : simulate_point_forked(scenario, gpus, calibration, options);
 }

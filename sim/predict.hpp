@@ -41,20 +41,20 @@ std::vector<int> sweep_of(const plan::Scenario& scenario, const std::vector<int>
 
 // Simulates one point in this process (load, lower, run). Only once per process.
 report::PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
-                           const RunOptions& options);
+                                   const RunOptions& options);
 
 // With a fidelity (kAuto: predict's rule), in this process: the fast mode where it applies, else as above.
 report::PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
-                           const RunOptions& options, Fidelity fidelity);
+                                   const RunOptions& options, Fidelity fidelity);
 
 // Simulates one point in a forked child and returns its result.
 report::PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
-                                  const RunOptions& options);
+                                          const RunOptions& options);
 
 // With a fidelity: kMessage as above (forked); kFast and kAuto lower the plan in this process and run the fast
 // mode in it when it applies (no SimGrid engine involved), else fork as above.
 report::PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
-                                  const RunOptions& options, Fidelity fidelity);
+                                          const RunOptions& options, Fidelity fidelity);
 
 report::Report predict(const plan::Scenario& scenario, const PredictOptions& options);
 

@@ -375,7 +375,7 @@ report::PointResult Simulation::collect() const {
 }  // namespace
 
 report::PointResult run_iteration_plan(const plan::IterationPlan& plan, const topology::Cluster& cluster,
-                               const Calibration& calibration, const RunOptions& options) {
+                                       const Calibration& calibration, const RunOptions& options) {
   Simulation sim(plan, cluster, calibration, options);
   return sim.run();
 }

@@ -42,6 +42,6 @@ struct RunOptions {
 
 // Simulates `plan` on `cluster`. One simulation per process (SimGrid's engine cannot be restarted).
 report::PointResult run_iteration_plan(const plan::IterationPlan& plan, const topology::Cluster& cluster,
-                               const Calibration& calibration, const RunOptions& options);
+                                       const Calibration& calibration, const RunOptions& options);
 
 }  // namespace scaletwin::sim

@@ -429,7 +429,7 @@ report::PointResult FastSimulation::run() {
 }  // namespace
 
 report::PointResult run_iteration_plan_fast(const plan::IterationPlan& plan, const topology::Cluster& cluster,
-                                    const Calibration& calibration, const RunOptions& options) {
+                                            const Calibration& calibration, const RunOptions& options) {
   FastSimulation sim(plan, cluster, calibration, options);
   return sim.run();
 }

@@ -44,6 +44,6 @@ bool fast_mode_supports(const plan::IterationPlan& plan);
 // Simulates `plan` like run_iteration_plan (same report::PointResult fields), with fidelity "fast". Can run many times
 // per process (no SimGrid engine).
 report::PointResult run_iteration_plan_fast(const plan::IterationPlan& plan, const topology::Cluster& cluster,
-                                    const Calibration& calibration, const RunOptions& options);
+                                            const Calibration& calibration, const RunOptions& options);
 
 }  // namespace scaletwin::sim
