@@ -48,7 +48,7 @@ report::PointResult simulate_in_process(const plan::Scenario& scenario, int gpus
   const Calibration for_model = calibration.for_run(p.model.name, run_stack(scenario, p.cluster));
   const RunOptions run = scenario_run_options(scenario, options);
   report::PointResult point = fast ? run_iteration_plan_fast(p.plan, p.cluster, for_model, run)
-                           : run_iteration_plan(p.plan, p.cluster, for_model, run);
+                                   : run_iteration_plan(p.plan, p.cluster, for_model, run);
   apply_compute_jitter(point, p.plan, p.cluster, for_model);
   return point;
 }
