@@ -55,6 +55,7 @@ class Simulation {
  private:
   void run_endpoint(int e);
   void run_iteration(int e, IterationRecord& rec, bool record);
+  long collective_run_id(int e, const plan::Item& item, int rank);
   void serve(int e);
   void drive(RankPart& part, InFlight& in_flight) const;
   StepCosts step_costs(int e) const;
@@ -202,19 +203,7 @@ void Simulation::run_iteration(int e, IterationRecord& rec, bool record) {
       return;
     }
     const plan::CollectiveInstance& ci = plan_.collectives.at(static_cast<size_t>(item.collective));
-    // A synchronous collective reuses its mailboxes every iteration: each carries one message per iteration, and
-    // a rank posts iteration i+1's message only after iteration i's was matched, so FIFO order keeps them apart.
-    // On-demand requests get fresh mailboxes (a server may still be finishing one when the next arrives).
-    long run_id = item.collective;
-    if (ci.on_demand) {
-      ST_ASSERT(ranks[static_cast<size_t>(i)] == 0, "on-demand collective " + ci.label + " started by a non-initiator");
-      run_id = next_run_id_++;
-      for (size_t r = 1; r < ci.participants.size(); ++r) {
-        ServerQueue& q = queues_.at(ci.participants[r]);
-        q.queue.push_back(Request{item.collective, run_id, e, static_cast<int>(r)});
-        q.pending->release();
-      }
-    }
+    const long run_id = collective_run_id(e, item, ranks[static_cast<size_t>(i)]);
     auto part = std::make_unique<RankPart>(plan_.schedules[static_cast<size_t>(ci.schedule)],
                                            index_[static_cast<size_t>(ci.schedule)], ranks[static_cast<size_t>(i)], run_id,
                                            step_costs(e), i);
@@ -254,6 +243,23 @@ void Simulation::run_iteration(int e, IterationRecord& rec, bool record) {
     }
   }
   rec.end_s = sg4::Engine::get_clock();
+}
+
+// The run id of the messages of the collective `item` that endpoint e (its rank `rank`) starts. A synchronous
+// collective reuses its mailboxes every iteration: each carries one message per iteration, and a rank posts
+// iteration i+1's message only after iteration i's was matched, so FIFO order keeps them apart. On-demand requests
+// get fresh mailboxes (a server may still be finishing one when the next arrives): a new id, queued at every server.
+long Simulation::collective_run_id(int e, const plan::Item& item, int rank) {
+  const plan::CollectiveInstance& ci = plan_.collectives.at(static_cast<size_t>(item.collective));
+  if (!ci.on_demand) return item.collective;
+  ST_ASSERT(rank == 0, "on-demand collective " + ci.label + " started by a non-initiator");
+  const long run_id = next_run_id_++;
+  for (size_t r = 1; r < ci.participants.size(); ++r) {
+    ServerQueue& q = queues_.at(ci.participants[r]);
+    q.queue.push_back(Request{item.collective, run_id, e, static_cast<int>(r)});
+    q.pending->release();
+  }
+  return run_id;
 }
 
 void Simulation::serve(int e) {
