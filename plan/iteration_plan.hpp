@@ -149,9 +149,11 @@ topology::ClusterSpec load_scenario_cluster_spec(const Scenario& scenario);
 // The cluster of a scenario instantiated with cluster_nodes_needed() nodes.
 topology::Cluster load_scenario_cluster(const Scenario& scenario, int gpus);
 
-// One GPU count of a scenario, ready for a backend: its model, its cluster (with cluster_nodes_needed() nodes)
-// and the plan lowered from them. The one place where a scenario becomes what the simulator and the executor run.
+// One GPU count of a scenario, ready for a backend: the scenario, its model, its cluster (with
+// cluster_nodes_needed() nodes) and the plan lowered from them. The one place where a scenario becomes what the
+// simulator (sim::simulate) and the executor (exec::train) run.
 struct Point {
+  Scenario scenario;
   int gpus = 0;
   models::Model model;
   topology::Cluster cluster;

@@ -167,7 +167,7 @@ IterationPlan lower(const Scenario& scenario, const models::Model& model, const 
 }
 
 Point prepare(const Scenario& scenario, int gpus, const LowerOptions& options) {
-  Point point{gpus, load_scenario_model(scenario), load_scenario_cluster(scenario, gpus), IterationPlan{}};
+  Point point{scenario, gpus, load_scenario_model(scenario), load_scenario_cluster(scenario, gpus), IterationPlan{}};
   point.plan = lower(scenario, point.model, point.cluster, gpus, options);
   return point;
 }

@@ -42,15 +42,7 @@ report::PointResult simulate_in_process(const plan::Scenario& scenario, int gpus
                                         const RunOptions& options, bool fast) {
   plan::LowerOptions lowering;
   lowering.materialize_schedules = !fast;
-  const plan::Point p = plan::prepare(scenario, gpus, lowering);
-  // The calibration's per-model factors (fitted by calibrate) apply to this scenario's model only, its stack's
-  // costs to this scenario's stack; for_run clears both, so applying it again downstream changes nothing.
-  const Calibration for_model = calibration.for_run(p.model.name, run_stack(scenario, p.cluster));
-  const RunOptions run = scenario_run_options(scenario, options);
-  report::PointResult point = fast ? run_iteration_plan_fast(p.plan, p.cluster, for_model, run)
-                                   : run_iteration_plan(p.plan, p.cluster, for_model, run);
-  apply_compute_jitter(point, p.plan, p.cluster, for_model);
-  return point;
+  return simulate(plan::prepare(scenario, gpus, lowering), calibration, options, fast ? Fidelity::kFast : Fidelity::kMessage);
 }
 
 // Whether `fidelity` times this point in the fast mode (asynchronous plans never are).
@@ -61,6 +53,23 @@ bool runs_fast(const plan::Scenario& scenario, int gpus, Fidelity fidelity) {
 }
 
 }  // namespace
+
+report::PointResult simulate(const plan::Point& p, const Calibration& calibration, const RunOptions& options,
+                             Fidelity fidelity) {
+  const bool fast = runs_fast(p.scenario, p.gpus, fidelity);
+  if (!fast)
+    for (const plan::Schedule& s : p.plan.schedules)
+      ST_ASSERT(static_cast<int>(s.programs.size()) == s.ranks,
+                "the message level simulates materialized schedules (plan::prepare's default LowerOptions)");
+  // The calibration's per-model factors (fitted by calibrate) apply to this scenario's model only, its stack's
+  // costs to this scenario's stack; for_run clears both, so applying it again downstream changes nothing.
+  const Calibration for_model = calibration.for_run(p.model.name, run_stack(p.scenario, p.cluster));
+  const RunOptions run = scenario_run_options(p.scenario, options);
+  report::PointResult point = fast ? run_iteration_plan_fast(p.plan, p.cluster, for_model, run)
+                                   : run_iteration_plan(p.plan, p.cluster, for_model, run);
+  apply_compute_jitter(point, p.plan, p.cluster, for_model);
+  return point;
+}
 
 report::PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
                                    const RunOptions& options) {

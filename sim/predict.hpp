@@ -11,9 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "plan/iteration_plan.hpp"
 #include "plan/scenario.hpp"
-#include "sim/calibration.hpp"
 #include "report/report.hpp"
+#include "sim/calibration.hpp"
 #include "sim/runner.hpp"
 
 namespace scaletwin::sim {
@@ -38,6 +39,12 @@ struct PredictOptions {
 
 // The GPU counts a scenario is predicted for.
 std::vector<int> sweep_of(const plan::Scenario& scenario, const std::vector<int>& requested);
+
+// Simulates a prepared point (plan::prepare) in this process: the fast mode where `fidelity` selects it for the
+// point (runs_fast: kAuto above 64 GPUs; asynchronous plans never), else the message level, which needs the plan's
+// schedules materialized (prepare's default LowerOptions) and runs once per process (SimGrid's engine).
+report::PointResult simulate(const plan::Point& point, const Calibration& calibration, const RunOptions& options,
+                             Fidelity fidelity);
 
 // Simulates one point in this process (load, lower, run). Only once per process.
 report::PointResult simulate_point(const plan::Scenario& scenario, int gpus, const Calibration& calibration,

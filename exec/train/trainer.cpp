@@ -279,13 +279,19 @@ Staleness reduce_staleness_and_epochs(const detail::Context& ctx, const detail::
 }  // namespace
 
 TrainResult train(const plan::Scenario& scenario, const TrainOptions& options, MPI_Comm comm) {
+  int ranks = 0;
+  ST_MPI_CHECK(MPI_Comm_size(comm, &ranks));
+  return train(plan::prepare(scenario, workers_for_ranks(scenario, ranks)), options, comm);
+}
+
+TrainResult train(plan::Point point, const TrainOptions& options, MPI_Comm comm) {
   const double start = detail::now_s();
+  const plan::Scenario& scenario = point.scenario;
   detail::Context ctx(scenario, options);
   ctx.comm = comm;
   ST_MPI_CHECK(MPI_Comm_rank(comm, &ctx.rank));
   ST_MPI_CHECK(MPI_Comm_size(comm, &ctx.ranks));
-  const int workers = workers_for_ranks(scenario, ctx.ranks);
-  plan::Point point = plan::prepare(scenario, workers);
+  const int workers = point.gpus;
   ctx.model = std::move(point.model);
   ctx.plan = std::move(point.plan);
   ST_ASSERT(static_cast<int>(ctx.plan.endpoints.size()) == ctx.ranks,

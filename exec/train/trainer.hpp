@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "core/json_reader.hpp"
-#include "exec/cuda_backend.hpp"
 #include "exec/comm/mpi_check.hpp"
+#include "exec/cuda_backend.hpp"
 #include "plan/iteration_plan.hpp"
 #include "plan/scenario.hpp"
 
@@ -94,7 +94,11 @@ struct TrainResult {
 int workers_for_ranks(const plan::Scenario& scenario, int ranks);
 int servers_of(const plan::Scenario& scenario);
 
-// Trains on every rank of comm (collective). Exceptions propagate: wrap the call in run_or_abort.
+// Trains a prepared point (plan::prepare) on every rank of comm (collective): one rank per endpoint of its plan.
+// Exceptions propagate: wrap the call in run_or_abort.
+TrainResult train(plan::Point point, const TrainOptions& options, MPI_Comm comm);
+// The same for a scenario on comm's ranks: plan::prepare(scenario, workers_for_ranks(scenario, ranks)), then the
+// above.
 TrainResult train(const plan::Scenario& scenario, const TrainOptions& options, MPI_Comm comm);
 
 // {"format": "scaletwin-measurements/1", "runs": [run]}

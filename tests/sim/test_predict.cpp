@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "core/error.hpp"
 #include "sim/predict.hpp"
 
 using namespace scaletwin;
@@ -91,4 +92,29 @@ TEST_CASE("predict applies the calibration's per-model factor to its scenario's 
   const double halved = sim::predict(small_ring(), slower).predictions.at(0).compute_s;
   CHECK(halved > 1.5 * plain);
   CHECK(halved < 2.0 * plain + 1e-9);
+}
+
+TEST_CASE("sim::simulate runs a prepared point as simulate_point runs its scenario", "[sim]") {
+  sim::RunOptions opt;
+  opt.iterations = 2;
+  opt.warmup = 1;
+  const plan::Scenario s = small_ring();
+  const plan::Point point = plan::prepare(s, 4);
+  plan::LowerOptions shells;  // what simulate_point prepares for the fast mode: schedule shells and recipes
+  shells.materialize_schedules = false;
+  const plan::Point shell = plan::prepare(s, 4, shells);
+  CHECK(point.scenario.name == "predict-test");
+  CHECK(point.gpus == 4);
+  // The fast mode runs many times per process: the prepared point and the scenario give the same result, and it
+  // times materialized schedules as it times their recipes.
+  const report::PointResult a = sim::simulate(shell, sim::default_calibration(), opt, sim::Fidelity::kFast);
+  const report::PointResult b = sim::simulate_point(s, 4, sim::default_calibration(), opt, sim::Fidelity::kFast);
+  const report::PointResult c = sim::simulate(point, sim::default_calibration(), opt, sim::Fidelity::kFast);
+  CHECK(a.fidelity == "fast");
+  CHECK(a.iteration_s > 0.0);
+  CHECK(a.iteration_s == b.iteration_s);
+  CHECK(a.plan_hash == b.plan_hash);
+  CHECK(c.iteration_s == Approx(a.iteration_s).epsilon(1e-9));
+  // The message level needs the schedules a default prepare materializes; a shell plan is refused.
+  CHECK_THROWS_AS(sim::simulate(shell, sim::default_calibration(), opt, sim::Fidelity::kMessage), InternalError);
 }
