@@ -1,60 +1,21 @@
-// Comparing one prediction with measured runs, figure by figure: `scaletwin compare PREDICTION MEASUREMENTS`.
-//
-// PREDICTION is what `predict --json` writes (or DIR/report.json of `predict --report DIR`): {"predictions":
-// [{"gpus", "iteration_s", "images_per_sec", "compute_s", "exposed_comm_s", "phases_s"?, "collectives"?}]}.
-// MEASUREMENTS is a measurements file (calibrate/measurements.hpp); a run of `scaletwin run` also carries
-// "phases_per_iteration_s": {"compute", "exposed_comm", "data", "idle"?} and may carry per-bucket times
-// "collectives": [{"label", "seconds"}] (the labels the prediction's collectives have).
-//
-// Each measured run is joined with the predicted point of the same GPU count, and compared on
-//   iteration_s (measured: global batch / images/s), images_per_sec,
-//   the phases of the critical worker, as report::time_breakdown splits a prediction: compute (without data),
-//   exposed_comm, data, and idle when the run states it (only measured phases are compared),
-//   every bucket (collective label) that both sides have.
-// error = (predicted - measured) / measured, none when measured is 0. Runs without a predicted point and predicted
-// points without a run are listed, not compared; no pair at all is bad input.
+// `scaletwin compare PREDICTION MEASUREMENTS`: the prediction read by report::load_predicted_records, the measured
+// runs by calibrate's measurements reader (measurements.hpp) as report::RunRecord, compared figure by figure by
+// report::compare_records (report/compare.hpp says what is compared and how).
 #pragma once
 
-#include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "core/json_reader.hpp"
+#include "report/compare.hpp"
 #include "report/run_record.hpp"
 
 namespace scaletwin::calibrate {
 
-struct ComparedFigure {
-  int gpus = 0;
-  std::string run;
-  std::string figure;  // iteration_s, images_per_sec, compute_s, exposed_comm_s, data_s, idle_s, bucket:LABEL,
-                       // time_to_target_s, images_to_target
-  double predicted = 0.0;
-  double measured = 0.0;
-  std::optional<double> error;  // (predicted - measured) / measured; none when measured is 0
-};
-
-struct Comparison {
-  std::string prediction_file;
-  std::string measurements_file;
-  std::string scenario;
-  std::vector<ComparedFigure> rows;
-  std::vector<int> predicted_only_gpus;         // predicted points no run matched
-  std::vector<std::string> measured_only_runs;  // runs at a GPU count the prediction lacks
-};
-
-// Both sides as report::RunRecord (report/run_record.hpp). Readers: InputError naming the file, the JSON path and what was expected.
-std::vector<report::RunRecord> load_predicted_records(const std::string& path, std::string* scenario = nullptr);
+// Every run of a measurements file as a record: its figures, with the GPU count and global batch of its
+// configuration. InputError naming the file, the JSON path and what was expected.
 std::vector<report::RunRecord> load_measured_records(const std::string& path);
 
-Comparison compare_records(const std::vector<report::RunRecord>& predicted,
-                           const std::vector<report::RunRecord>& measured);
-Comparison compare_files(const std::string& prediction_path, const std::string& measurements_path);
-
-// {"prediction", "measurements", "scenario", "rows": [{"gpus", "run", "figure", "predicted", "measured", "error"}],
-//  "predicted_only_gpus", "measured_only_runs"}
-Json comparison_to_json(const Comparison& c);
-std::string comparison_table(const Comparison& c);
+// Both files, compared; no pair at all (no run at a GPU count the prediction has) is an InputError.
+report::Comparison compare_files(const std::string& prediction_path, const std::string& measurements_path);
 
 }  // namespace scaletwin::calibrate

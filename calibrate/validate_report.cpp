@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "report/compare.hpp"
 #include "report/html.hpp"
 #include "report/svg_chart.hpp"
 
@@ -98,7 +99,7 @@ std::string configuration_chart(size_t index, const std::string& title, const st
     for (const Point& p : sorted) {
       measured.x.push_back(p.run->gpus()), measured.y.push_back(p.row->measured_images_per_sec);
       predicted.x.push_back(p.run->gpus()), predicted.y.push_back(p.row->predicted_images_per_sec);
-      predicted.labels.push_back(tag + error_label(p.row->error));  // "(3) +1.2%": the scheme and its error
+      predicted.labels.push_back(tag + report::error_label(p.row->error));  // "(3) +1.2%": the scheme and its error
       max_rate = std::max({max_rate, p.row->measured_images_per_sec, p.row->predicted_images_per_sec});
     }
     series.push_back(std::move(measured));
@@ -124,7 +125,7 @@ std::string runs_table(const std::vector<Point>& points) {
            cell(plan::data_name(r.data)) + cell(r.scheme.describe()) + cell(fmt::format("{:.1f}", p.row->measured_images_per_sec)) +
            cell(fmt::format("{:.1f}", p.row->predicted_images_per_sec)) +
            cell(format_seconds(iteration_s(r, p.row->measured_images_per_sec))) +
-           cell(format_seconds(iteration_s(r, p.row->predicted_images_per_sec))) + cell(error_label(p.row->error)) +
+           cell(format_seconds(iteration_s(r, p.row->predicted_images_per_sec))) + cell(report::error_label(p.row->error)) +
            "</tr>\n";
   }
   return out + "</table>\n";
@@ -142,7 +143,6 @@ std::string header(const Validation& v, const ValidationReportContext& c) {
 
 }  // namespace
 
-std::string error_label(double error) { return fmt::format("{:+.1f}%", 100.0 * error); }
 
 std::string validation_html(const std::vector<MeasuredRun>& runs, const Validation& v,
                             const ValidationReportContext& context) {

@@ -28,9 +28,6 @@ struct ValidationReportContext {
   Json calibration;                // sim::calibration_to_json(...); null: not shown
 };
 
-// The label of a prediction's error, as the charts and the table write it: "+3.1%", "-12.0%".
-std::string error_label(double error);
-
 // `runs` and `v.rows` in the same order (as validate_runs returns them).
 std::string validation_html(const std::vector<MeasuredRun>& runs, const Validation& v,
                             const ValidationReportContext& context);

@@ -24,9 +24,9 @@ struct CompareArgs {
 };
 
 int run_compare(const CompareArgs& a) {
-  const calibrate::Comparison c = calibrate::compare_files(a.prediction, a.measurements);
-  if (!a.json.empty()) write_json_output(a.json, calibrate::comparison_to_json(c));
-  if (a.json != "-") std::cout << calibrate::comparison_table(c);
+  const report::Comparison c = calibrate::compare_files(a.prediction, a.measurements);
+  if (!a.json.empty()) write_json_output(a.json, report::comparison_to_json(c));
+  if (a.json != "-") std::cout << report::comparison_table(c);
   return kExitOk;
 }
 

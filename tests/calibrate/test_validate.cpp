@@ -12,6 +12,7 @@
 
 #include "calibrate/validate.hpp"
 #include "calibrate/validate_report.hpp"
+#include "report/compare.hpp"
 
 using namespace scaletwin::calibrate;
 
@@ -193,7 +194,7 @@ TEST_CASE("the validation chart of eight schemes at one GPU count has no overlap
     INFO("label " << boxes[k].text << " at " << boxes[k].x0 << "," << boxes[k].y1);
     const std::string tag = "(" + std::to_string(k + 1) + ")";
     CHECK(boxes[k].series == tag + " predicted");
-    CHECK(boxes[k].text == tag + " " + error_label((predicted[k] - measured[k]) / measured[k]));
+    CHECK(boxes[k].text == tag + " " + scaletwin::report::error_label((predicted[k] - measured[k]) / measured[k]));
     for (size_t j = 0; j < k; ++j) {
       const TextBox &a = boxes[j], &b = boxes[k];
       INFO("overlaps " << a.text << " at " << a.x0 << "," << a.y1);

@@ -2,8 +2,13 @@
 // file holds reads back as the same figures.
 #include <catch2/catch.hpp>
 
+#include <map>
+#include <string>
+#include <vector>
+
 #include "../input_error_message.hpp"
 #include "core/error.hpp"
+#include "report/compare.hpp"
 #include "report/html.hpp"
 #include "report/run_record.hpp"
 
@@ -101,4 +106,35 @@ TEST_CASE("a predicted point without a positive rate is refused with its file an
   CHECK_THAT(message, Catch::Contains("prediction.json"));
   CHECK_THAT(message, Catch::Contains("/predictions/3/images_per_sec"));
   CHECK_THAT(message, Catch::Contains("> 0"));
+}
+
+TEST_CASE("compare_records joins predicted and measured records per GPU count, on the figures both have") {
+  report::RunRecord p4, p8, m4, m16;
+  p4.gpus = 4;
+  p4.iteration_s = 0.2;
+  p4.images_per_sec = 1000.0;
+  p4.phases_s = {{"compute", 0.15}, {"exposed_comm", 0.05}, {"data", 0.0}, {"idle", 0.0}};
+  p4.collectives_s = {{"bucket 0", 0.03}, {"bucket 1", 0.02}};
+  p8 = p4;
+  p8.gpus = 8;
+  m4.id = "run-4gpu";
+  m4.gpus = 4;
+  m4.iteration_s = 0.25;
+  m4.images_per_sec = 800.0;
+  m4.phases_s = {{"compute", 0.2}};  // only what the run measured is compared
+  m4.collectives_s = {{"bucket 1", 0.04}, {"bucket 9", 0.01}};
+  m16.id = "run-16gpu";
+  m16.gpus = 16;
+  const report::Comparison c = report::compare_records({p4, p8}, {m4, m16});
+  std::map<std::string, report::ComparedFigure> rows;
+  for (const auto& r : c.rows) rows[r.figure] = r;
+  REQUIRE(rows.size() == 4);  // iteration, images/s, compute, the one bucket both have
+  CHECK(rows.at("iteration_s").error.value() == Approx(-0.2));
+  CHECK(rows.at("images_per_sec").error.value() == Approx(0.25));
+  CHECK(rows.at("compute_s").error.value() == Approx(-0.25));
+  CHECK(rows.at("bucket:bucket 1").error.value() == Approx(-0.5));
+  for (const auto& r : c.rows) CHECK(r.run == "run-4gpu");
+  CHECK(c.predicted_only_gpus == std::vector<int>{8});
+  CHECK(c.measured_only_runs == std::vector<std::string>{"run-16gpu"});
+  CHECK(report::error_label(-0.2) == "-20.0%");
 }
