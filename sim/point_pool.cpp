@@ -42,7 +42,7 @@ void write_all(int fd, const std::string& text) {
 [[noreturn]] void child_main(int fd, const PointJob& job, const RunOptions& options) {
   Json reply;
   try {
-    const report::PointResult point = simulate_point(job.scenario, job.gpus, job.calibration, options, Fidelity::kAuto);
+    const report::PointResult point = simulate_point(job.scenario, job.gpus, job.calibration, options, job.fidelity);
     reply = {{"point", report::point_to_json(point, options.trace)}};
   } catch (const InputError& e) {
     reply = {{"error", "input"}, {"message", e.what()}, {"file", e.file()}, {"path", e.json_path()}};

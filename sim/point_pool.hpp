@@ -8,8 +8,9 @@
 #include <vector>
 
 #include "plan/scenario.hpp"
-#include "sim/calibration.hpp"
 #include "report/report.hpp"
+#include "sim/calibration.hpp"
+#include "sim/predict.hpp"
 #include "sim/runner.hpp"
 
 namespace scaletwin::sim {
@@ -18,10 +19,12 @@ struct PointJob {
   plan::Scenario scenario;
   int gpus = 1;
   Calibration calibration;
+  Fidelity fidelity = Fidelity::kAuto;  // predict's rule unless the caller asks for one simulator
 };
 
-// Simulates every job with predict's fidelity rule (Fidelity::kAuto: message level up to kAutoFastAboveGpus
-// GPUs and for asynchronous plans, the fast mode above; report::PointResult::fidelity says which). An error in any child is rethrown in the parent with its type
+// Simulates every job with its fidelity (by default predict's rule, Fidelity::kAuto: message level up to
+// kAutoFastAboveGpus GPUs and for asynchronous plans, the fast mode above; report::PointResult::fidelity says
+// which). An error in any child is rethrown in the parent with its type
 // (InputError keeps the file and JSON path it named) once the running children have been reaped; no new child
 // starts after an error. on_done, if set, is called after each finished simulation (progress).
 std::vector<report::PointResult> simulate_points_forked(const std::vector<PointJob>& jobs, int parallel,

@@ -78,7 +78,7 @@ report::PointResult simulate_point(const plan::Scenario& scenario, int gpus, con
 
 report::PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
                                           const RunOptions& options) {
-  return simulate_points_forked({PointJob{scenario, gpus, calibration}}, 1, options).front();
+  return simulate_points_forked({PointJob{scenario, gpus, calibration, Fidelity::kMessage}}, 1, options).front();
 }
 
 const char* fidelity_name(Fidelity f) {
@@ -103,8 +103,9 @@ report::PointResult simulate_point(const plan::Scenario& scenario, int gpus, con
 
 report::PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
                                           const RunOptions& options, Fidelity fidelity) {
-  return runs_fast(scenario, gpus, fidelity) ? simulate_in_process(scenario, gpus, calibration, options, true)
-                                             : simulate_point_forked(scenario, gpus, calibration, options);
+  return runs_fast(scenario, gpus, fidelity)
+             ? simulate_in_process(scenario, gpus, calibration, options, true)
+             : simulate_points_forked({PointJob{scenario, gpus, calibration, fidelity}}, 1, options).front();
 }
 
 report::Report predict(const plan::Scenario& scenario, const PredictOptions& options) {

@@ -12,6 +12,7 @@
 #include "plan/scenario.hpp"
 #include "sim/fast/plan.hpp"
 #include "sim/fast/runner.hpp"
+#include "sim/point_pool.hpp"
 #include "sim/predict.hpp"
 
 using namespace scaletwin;
@@ -178,4 +179,21 @@ TEST_CASE("asynchronous schemes run at the message level whatever the fidelity a
   CHECK(p.staleness_samples > 0);
   CHECK_THROWS_AS(sim::fidelity_from_name("exact"), InputError);
   CHECK(sim::fidelity_from_name("auto") == sim::Fidelity::kAuto);
+}
+
+TEST_CASE("the fidelity asked for is the one that runs also above the auto threshold", "[sim]") {
+  // 72 GPUs (9 nodes of 8): above kAutoFastAboveGpus, where kAuto picks the fast mode.
+  const plan::Scenario s = scenario("lenet5", "aws-p2.8xlarge", 9, 8, {{"name", "allreduce"}, {"algorithm", "ring"}});
+  sim::RunOptions opt;
+  opt.iterations = 1;
+  opt.warmup = 0;
+  const auto calibration = sim::default_calibration();
+  CHECK(sim::simulate_point_forked(s, 72, calibration, opt, sim::Fidelity::kMessage).fidelity == "message");
+  CHECK(sim::simulate_point_forked(s, 72, calibration, opt, sim::Fidelity::kAuto).fidelity == "fast");
+  CHECK(sim::simulate_point_forked(s, 72, calibration, opt).fidelity == "message");
+  // The pool keeps each job's fidelity (calibrate and validate use predict's rule, the default).
+  const auto points = sim::simulate_points_forked(
+      {sim::PointJob{s, 72, calibration, sim::Fidelity::kMessage}, sim::PointJob{s, 72, calibration}}, 2, opt);
+  CHECK(points.at(0).fidelity == "message");
+  CHECK(points.at(1).fidelity == "fast");
 }
