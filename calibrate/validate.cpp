@@ -10,8 +10,8 @@
 
 #include "calibrate/simulate.hpp"
 #include "core/error.hpp"
-#include "sim/predict.hpp"
 #include "report/report.hpp"
+#include "sim/predict.hpp"
 
 namespace scaletwin::calibrate {
 

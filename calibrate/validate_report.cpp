@@ -10,7 +10,6 @@
 
 #include "core/error.hpp"
 #include "core/units.hpp"
-#include "report/compare.hpp"
 #include "report/html.hpp"
 #include "report/svg_chart.hpp"
 

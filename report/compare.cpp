@@ -13,9 +13,6 @@ namespace scaletwin::report {
 
 namespace {
 
-// The phases in the order they are compared and printed.
-constexpr const char* kPhases[] = {"compute", "exposed_comm", "data", "idle"};
-
 void add_row(Comparison& c, const RunRecord& m, const std::string& figure, double predicted, double measured) {
   ComparedFigure row{m.gpus, m.id, figure, predicted, measured, std::nullopt};
   if (measured != 0.0) row.error = (predicted - measured) / measured;
@@ -64,7 +61,7 @@ Comparison compare_records(const std::vector<RunRecord>& predicted,
     matched.insert(m.gpus);
     add_row(c, m, "iteration_s", p->iteration_s, m.iteration_s);
     add_row(c, m, "images_per_sec", p->images_per_sec, m.images_per_sec);
-    for (const char* phase : kPhases) {
+    for (const char* phase : kRecordPhases) {
       const auto mp = m.phases_s.find(phase), pp = p->phases_s.find(phase);
       if (mp != m.phases_s.end() && pp != p->phases_s.end())
         add_row(c, m, std::string(phase) + "_s", pp->second, mp->second);
@@ -91,8 +88,6 @@ Json comparison_to_json(const Comparison& c) {
   return {{"prediction", c.prediction_file}, {"measurements", c.measurements_file}, {"scenario", c.scenario},
           {"rows", rows}, {"predicted_only_gpus", c.predicted_only_gpus}, {"measured_only_runs", c.measured_only_runs}};
 }
-
-std::string error_label(double error) { return fmt::format("{:+.1f}%", 100.0 * error); }
 
 std::string comparison_table(const Comparison& c) {
   size_t width = 3, figure_width = 6;

@@ -56,7 +56,4 @@ Comparison compare_records(const std::vector<RunRecord>& predicted,
 Json comparison_to_json(const Comparison& c);
 std::string comparison_table(const Comparison& c);
 
-// The label of an error, as the tables and charts write it (compare, validate): "+3.1%", "-12.0%".
-std::string error_label(double error);
-
 }  // namespace scaletwin::report

@@ -84,6 +84,8 @@ std::pair<double, double> prediction_interval(double x, double log_sd) {
   return {x / interval_factor(log_sd), x * interval_factor(log_sd)};
 }
 
+std::string error_label(double error) { return fmt::format("{:+.1f}%", 100.0 * error); }
+
 Json report_to_json(const Report& r) {
   Json preds = Json::array();
   for (const PointResult& p : r.predictions) {

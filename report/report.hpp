@@ -80,6 +80,8 @@ struct Report {
 constexpr double kZ90 = 1.6448536269514722;
 double interval_factor(double log_sd);
 std::pair<double, double> prediction_interval(double x, double log_sd);
+// The label of an error (predicted - measured) / measured, as tables and charts write it: "+3.1%", "-12.0%".
+std::string error_label(double error);
 
 Json point_to_json(const PointResult& p, bool with_trace);
 PointResult point_from_json(const Json& j);

@@ -10,9 +10,6 @@ namespace scaletwin::report {
 
 namespace {
 
-// The phases a record may carry, in the order they are written.
-constexpr const char* kPhases[] = {"compute", "exposed_comm", "data", "idle"};
-
 double positive_number(const JsonObject& o, const std::string& key) {
   const double v = o.get_number(key);
   if (!(v > 0.0)) o.fail(key, "a number > 0");
@@ -75,7 +72,7 @@ Json record_json(const RunRecord& r) {
               {"iteration_s", r.iteration_s}};
   if (!r.plan_hash.empty()) out["plan_hash"] = r.plan_hash;
   Json phases = Json::object();
-  for (const char* phase : kPhases)
+  for (const char* phase : kRecordPhases)
     if (const auto it = r.phases_s.find(phase); it != r.phases_s.end()) phases[phase] = it->second;
   out["phases_per_iteration_s"] = std::move(phases);
   if (!r.collectives_s.empty()) {
@@ -99,7 +96,7 @@ RunRecord measured_record(const JsonObject& run, const std::string& id, int gpus
   r.iteration_s = images_per_sec > 0.0 ? global_batch / images_per_sec : 0.0;
   if (run.has("phases_per_iteration_s")) {
     const JsonObject phases = run.get_object("phases_per_iteration_s");
-    for (const char* phase : kPhases)
+    for (const char* phase : kRecordPhases)
       if (phases.has(phase)) r.phases_s[phase] = phases.get_number(phase, std::nullopt, 0.0);
   }
   r.collectives_s = read_collectives(run);

@@ -15,6 +15,9 @@
 
 namespace scaletwin::report {
 
+// The phases a record may carry, in the order they are written, compared and printed.
+inline constexpr const char* kRecordPhases[] = {"compute", "exposed_comm", "data", "idle"};
+
 struct RunRecord {
   std::string id;         // a measured run's id; "" for a prediction
   std::string source;     // where the figures come from ("scaletwin run on HOST ...", a publication, predict)

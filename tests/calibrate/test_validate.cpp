@@ -12,7 +12,7 @@
 
 #include "calibrate/validate.hpp"
 #include "calibrate/validate_report.hpp"
-#include "report/compare.hpp"
+#include "report/report.hpp"
 
 using namespace scaletwin::calibrate;
 
