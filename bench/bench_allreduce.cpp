@@ -31,7 +31,9 @@ struct Options {
   int min_mib = 1;
   int max_mib = 64;
   int64_t segment_kib = ScheduleRunner::kDefaultSegmentBytes >> 10;
-  std::vector<std::string> algorithms = {"ring", "interval_pairing", "halving_doubling"};
+  std::vector<scaletwin::plan::Algorithm> algorithms = {scaletwin::plan::Algorithm::kRing,
+                                                        scaletwin::plan::Algorithm::kIntervalPairing,
+                                                        scaletwin::plan::Algorithm::kHalvingDoubling};
 };
 
 Options parse(int argc, char** argv) {
@@ -48,7 +50,9 @@ Options parse(int argc, char** argv) {
     } else if (key == "--algorithms") {
       o.algorithms.clear();
       std::stringstream list(value);
-      for (std::string a; std::getline(list, a, ',');) o.algorithms.push_back(a);
+      for (std::string a; std::getline(list, a, ',');)
+        o.algorithms.push_back(scaletwin::plan::algorithm_from_name(
+            a, scaletwin::plan::collective_algorithms(scaletwin::plan::Collective::kAllReduce), "", "--algorithms"));
     } else {
       throw scaletwin::InputError("", key, "--min-mib N, --max-mib N, --segment-kib N or --algorithms a,b,c");
     }
@@ -99,7 +103,7 @@ int run_benchmark(const Options& o) {
     const int64_t bytes = n * 4;
     std::vector<float> buffer(static_cast<size_t>(n), 0.0f);  // zeros: repeated sums stay finite
     const int iterations = std::max(1, 16 / mib);  // short rounds: some escape the other jobs on a shared machine
-    for (const std::string& algorithm : o.algorithms) {
+    for (const scaletwin::plan::Algorithm algorithm : o.algorithms) {
       const auto schedule = scaletwin::plan::make_collective(scaletwin::plan::Collective::kAllReduce, algorithm, p,
                                                              n, 4);
       const auto ours_once = [&] { runner.run(schedule, std::span<float>(buffer)); };
@@ -119,9 +123,9 @@ int run_benchmark(const Options& o) {
       const double algbw = static_cast<double>(bytes) / ours / 1e9;
       const double mpi_algbw = static_cast<double>(bytes) / mpi / 1e9;
       if (rank == 0) {
-        fmt::print("  {:>8} {:>18} {:>10.1f} {:>10.3f} {:>10.3f} {:>10.3f} {:>7.2f} {:>6}\n", mib, algorithm,
-                   ours * 1e6, algbw, algbw * bus_factor, mpi_algbw * bus_factor, mpi / ours,
-                   wrong == 0 ? "ok" : "WRONG");
+        fmt::print("  {:>8} {:>18} {:>10.1f} {:>10.3f} {:>10.3f} {:>10.3f} {:>7.2f} {:>6}\n", mib,
+                   scaletwin::plan::algorithm_name(algorithm), ours * 1e6, algbw, algbw * bus_factor,
+                   mpi_algbw * bus_factor, mpi / ours, wrong == 0 ? "ok" : "WRONG");
         if (algorithm == o.algorithms.front())
           fmt::print("  {:>8} {:>18} {:>10.1f} {:>10.3f} {:>10.3f}\n", mib, "MPI_Allreduce", mpi * 1e6, mpi_algbw,
                      mpi_algbw * bus_factor);

@@ -52,7 +52,8 @@ std::pair<double, double> simulate(const plan::Schedule& s, double alpha, double
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string algo = argc > 1 ? argv[1] : "ring";
+  const plan::Algorithm algo = plan::algorithm_from_name(
+      argc > 1 ? argv[1] : "ring", plan::collective_algorithms(plan::Collective::kAllReduce), "", "algorithm");
   const double bytes = argc > 2 ? std::atof(argv[2]) : 100e6;
   std::vector<int> ranks;
   for (int i = 3; i < argc; ++i) ranks.push_back(std::atoi(argv[i]));

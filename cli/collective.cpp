@@ -40,6 +40,7 @@ struct CollectiveCliOptions {
   bool verify = false;
   std::string json;
   plan::CollectiveOptions options;
+  std::string intra = "ring", inter = "ring";  // parsed into options by run_collective
   std::string latency, bandwidth, reduce_bandwidth;
 };
 
@@ -73,6 +74,11 @@ std::unique_ptr<plan::CostModel> make_cost_model(const CollectiveCliOptions& o,
 
 int run_collective(CollectiveCliOptions o) {
   const plan::Collective kind = plan::collective_from_name(o.collective);
+  const plan::Algorithm algorithm =
+      plan::algorithm_from_name(o.algorithm, plan::collective_algorithms(kind), "", "--algo");
+  o.options.intra =
+      plan::algorithm_from_name(o.intra, plan::collective_algorithms(plan::Collective::kReduceScatter), "", "--intra");
+  o.options.inter = plan::algorithm_from_name(o.inter, plan::flat_allreduce_algorithms(), "", "--inter");
   const double bytes = parse_quantity(o.bytes, Quantity::kBytes, "", "--bytes");
   if (o.element_bytes < 1) throw InputError("", "--element-bytes", "a positive element size");
   const auto total_bytes = static_cast<int64_t>(bytes);
@@ -86,7 +92,7 @@ int run_collective(CollectiveCliOptions o) {
   if (o.options.ranks_per_node == 0 && cluster && o.ranks % cluster->devices_per_node() == 0)
     o.options.ranks_per_node = cluster->devices_per_node();
   const plan::Schedule s =
-      plan::make_collective(kind, o.algorithm, o.ranks, total_bytes / o.element_bytes, o.element_bytes, o.options);
+      plan::make_collective(kind, algorithm, o.ranks, total_bytes / o.element_bytes, o.element_bytes, o.options);
 
   Json verified = nullptr;
   std::string verify_text = "not checked (--verify)";
@@ -104,7 +110,7 @@ int run_collective(CollectiveCliOptions o) {
     time = r.time_s;
     steps = r.rounds;
   }
-  const Json json = {{"algorithm", o.algorithm},
+  const Json json = {{"algorithm", plan::algorithm_name(algorithm)},
                      {"collective", plan::collective_name(kind)},
                      {"ranks", s.ranks},
                      {"bytes", s.bytes()},
@@ -153,8 +159,8 @@ void add_collective_command(CLI::App& root, Action& action) {
   sub->add_flag("--verify", o->verify, "Run the symbolic verifier");
   sub->add_option("--json", o->json, "Write the result as JSON to FILE (- for standard output)");
   sub->add_option("--ranks-per-node", o->options.ranks_per_node, "hierarchical: ranks per node [cluster's, or all]");
-  sub->add_option("--intra", o->options.intra, "hierarchical: algorithm inside a node; hybrid: its algorithm [ring]");
-  sub->add_option("--inter", o->options.inter, "hierarchical: all-reduce between nodes [ring]");
+  sub->add_option("--intra", o->intra, "hierarchical: algorithm inside a node; hybrid: its algorithm [ring]");
+  sub->add_option("--inter", o->inter, "hierarchical: all-reduce between nodes [ring]");
   sub->add_option("--chunks", o->options.chunks, "double_binary_tree: pipeline chunks per tree [automatic]");
   sub->add_option("--servers", o->options.servers, "ps: number of server shards [1]");
   sub->add_option("--root", o->options.root, "reduce / broadcast: root rank [0]");

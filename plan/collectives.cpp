@@ -1,4 +1,4 @@
-// The collective registry: (collective, algorithm name) → generator (see collectives.hpp).
+// The collective registry: (collective, algorithm) → generator (see collectives.hpp).
 #include "plan/collectives.hpp"
 
 #include <fmt/format.h>
@@ -15,58 +15,67 @@ namespace {
 
 using Generator = std::function<Schedule(int p, int64_t n, int64_t eb, const CollectiveOptions& o)>;
 
-const std::map<std::string, Generator>& generators(Collective kind) {
-  static const std::map<std::string, Generator> allreduce = {
-      {"ring", [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return ring_allreduce(p, n, eb); }},
-      {"interval_pairing",
+const std::map<Algorithm, Generator>& generators(Collective kind) {
+  static const std::map<Algorithm, Generator> allreduce = {
+      {Algorithm::kRing,
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return ring_allreduce(p, n, eb); }},
+      {Algorithm::kIntervalPairing,
        [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return interval_pairing_allreduce(p, n, eb); }},
-      {"halving_doubling",
+      {Algorithm::kHalvingDoubling,
        [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return halving_doubling_allreduce(p, n, eb); }},
-      {"double_binary_tree",
+      {Algorithm::kDoubleBinaryTree,
        [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) {
          return double_binary_tree_allreduce(p, n, eb, o.chunks);
        }},
-      {"direct", [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return direct_allreduce(p, n, eb); }},
-      {"hierarchical",
+      {Algorithm::kDirect,
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return direct_allreduce(p, n, eb); }},
+      {Algorithm::kHierarchical,
        [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return hierarchical_allreduce(p, n, eb, o); }},
-      {"ps", [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_push_pull(p, o.servers, n, eb); }},
-      {"ps_async",
+      {Algorithm::kPs,
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_push_pull(p, o.servers, n, eb); }},
+      {Algorithm::kPsAsync,
        [](int, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_push_pull(1, o.servers, n, eb); }},
   };
-  static const std::map<std::string, Generator> reduce_scatter = {
-      {"ring", [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return ring_reduce_scatter(p, n, eb); }},
-      {"interval_pairing",
-       [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return interval_pairing_reduce_scatter(p, n, eb); }},
-      {"halving_doubling",
-       [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return halving_doubling_reduce_scatter(p, n, eb); }},
-      {"direct",
+  static const std::map<Algorithm, Generator> reduce_scatter = {
+      {Algorithm::kRing,
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return ring_reduce_scatter(p, n, eb); }},
+      {Algorithm::kIntervalPairing, [](int p, int64_t n, int64_t eb,
+                                       const CollectiveOptions&) { return interval_pairing_reduce_scatter(p, n, eb); }},
+      {Algorithm::kHalvingDoubling, [](int p, int64_t n, int64_t eb,
+                                       const CollectiveOptions&) { return halving_doubling_reduce_scatter(p, n, eb); }},
+      {Algorithm::kDirect,
        [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return direct_reduce_scatter(p, n, eb); }},
   };
-  static const std::map<std::string, Generator> allgather = {
-      {"ring", [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return ring_allgather(p, n, eb); }},
-      {"interval_pairing",
+  static const std::map<Algorithm, Generator> allgather = {
+      {Algorithm::kRing,
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return ring_allgather(p, n, eb); }},
+      {Algorithm::kIntervalPairing,
        [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return interval_pairing_allgather(p, n, eb); }},
-      {"halving_doubling",
+      {Algorithm::kHalvingDoubling,
        [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return halving_doubling_allgather(p, n, eb); }},
-      {"direct", [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return direct_allgather(p, n, eb); }},
+      {Algorithm::kDirect,
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return direct_allgather(p, n, eb); }},
   };
-  static const std::map<std::string, Generator> reduce = {
-      {"binomial",
+  static const std::map<Algorithm, Generator> reduce = {
+      {Algorithm::kBinomial,
        [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return binomial_reduce(p, n, eb, o.root); }},
   };
-  static const std::map<std::string, Generator> broadcast = {
-      {"binomial",
+  static const std::map<Algorithm, Generator> broadcast = {
+      {Algorithm::kBinomial,
        [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return binomial_broadcast(p, n, eb, o.root); }},
   };
-  static const std::map<std::string, Generator> push_pull = {
-      {"push", [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_push(p, o.servers, n, eb); }},
-      {"pull", [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_pull(p, o.servers, n, eb); }},
-      {"push_pull",
+  static const std::map<Algorithm, Generator> push_pull = {
+      {Algorithm::kPush,
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_push(p, o.servers, n, eb); }},
+      {Algorithm::kPull,
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_pull(p, o.servers, n, eb); }},
+      {Algorithm::kPushPull,
        [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_push_pull(p, o.servers, n, eb); }},
-      {"async", [](int, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_push_pull(1, o.servers, n, eb); }},
+      {Algorithm::kAsync,
+       [](int, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_push_pull(1, o.servers, n, eb); }},
   };
-  static const std::map<std::string, Generator> custom = {
-      {"hybrid",
+  static const std::map<Algorithm, Generator> custom = {
+      {Algorithm::kHybrid,
        [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return hybrid_traffic(p, n, eb, o.intra); }},
   };
   switch (kind) {
@@ -84,26 +93,24 @@ const std::map<std::string, Generator>& generators(Collective kind) {
 using RoundsForm = std::function<CollectiveRounds(int p, int64_t n, int64_t eb, const CollectiveOptions& o)>;
 
 // The symbolic rounds registered beside their generators (each generator file states what its form equals).
-const std::map<std::string, RoundsForm>& symbolic_forms(Collective kind) {
-  static const std::map<std::string, RoundsForm> allreduce = {
-      {"ring", [](int p, int64_t n, int64_t eb, const CollectiveOptions&) {
-         return ring_rounds(Collective::kAllReduce, p, n, eb);
-       }},
-      {"direct", [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return direct_allreduce_rounds(p, n, eb); }},
-      {"hierarchical",
-       [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return hierarchical_allreduce_rounds(p, n, eb, o); }},
+const std::map<Algorithm, RoundsForm>& symbolic_forms(Collective kind) {
+  static const std::map<Algorithm, RoundsForm> allreduce = {
+      {Algorithm::kRing, [](int p, int64_t n, int64_t eb,
+                            const CollectiveOptions&) { return ring_rounds(Collective::kAllReduce, p, n, eb); }},
+      {Algorithm::kDirect,
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return direct_allreduce_rounds(p, n, eb); }},
+      {Algorithm::kHierarchical, [](int p, int64_t n, int64_t eb,
+                                    const CollectiveOptions& o) { return hierarchical_allreduce_rounds(p, n, eb, o); }},
   };
-  static const std::map<std::string, RoundsForm> reduce_scatter = {
-      {"ring", [](int p, int64_t n, int64_t eb, const CollectiveOptions&) {
-         return ring_rounds(Collective::kReduceScatter, p, n, eb);
-       }},
+  static const std::map<Algorithm, RoundsForm> reduce_scatter = {
+      {Algorithm::kRing, [](int p, int64_t n, int64_t eb,
+                            const CollectiveOptions&) { return ring_rounds(Collective::kReduceScatter, p, n, eb); }},
   };
-  static const std::map<std::string, RoundsForm> allgather = {
-      {"ring", [](int p, int64_t n, int64_t eb, const CollectiveOptions&) {
-         return ring_rounds(Collective::kAllGather, p, n, eb);
-       }},
+  static const std::map<Algorithm, RoundsForm> allgather = {
+      {Algorithm::kRing, [](int p, int64_t n, int64_t eb,
+                            const CollectiveOptions&) { return ring_rounds(Collective::kAllGather, p, n, eb); }},
   };
-  static const std::map<std::string, RoundsForm> none;
+  static const std::map<Algorithm, RoundsForm> none;
   switch (kind) {
     case Collective::kAllReduce: return allreduce;
     case Collective::kReduceScatter: return reduce_scatter;
@@ -118,11 +125,9 @@ const std::map<std::string, RoundsForm>& symbolic_forms(Collective kind) {
 
 }  // namespace
 
-bool has_symbolic_rounds(Collective kind, const std::string& algorithm) {
-  return symbolic_forms(kind).count(algorithm) > 0;
-}
+bool has_symbolic_rounds(Collective kind, Algorithm algorithm) { return symbolic_forms(kind).count(algorithm) > 0; }
 
-CollectiveRounds collective_rounds(Collective kind, const std::string& algorithm, int ranks, int64_t elements,
+CollectiveRounds collective_rounds(Collective kind, Algorithm algorithm, int ranks, int64_t elements,
                                    int64_t element_bytes, const CollectiveOptions& options) {
   const auto& forms = symbolic_forms(kind);
   const auto it = forms.find(algorithm);
@@ -137,10 +142,10 @@ std::vector<Collective> all_collectives() {
           Collective::kBroadcast, Collective::kPushPull,      Collective::kCustom};
 }
 
-std::vector<std::string> collective_algorithms(Collective kind) {
-  std::vector<std::string> names;
-  for (const auto& [name, gen] : generators(kind)) names.push_back(name);
-  return names;
+std::vector<Algorithm> collective_algorithms(Collective kind) {
+  std::vector<Algorithm> algorithms;
+  for (const auto& [algorithm, gen] : generators(kind)) algorithms.push_back(algorithm);
+  return algorithms;
 }
 
 Collective collective_from_name(const std::string& name, const std::string& option) {
@@ -152,14 +157,15 @@ Collective collective_from_name(const std::string& name, const std::string& opti
   throw InputError("", option, fmt::format("one of {} (got \"{}\")", fmt::join(known, ", "), name));
 }
 
-Schedule make_collective(Collective kind, const std::string& algorithm, int ranks, int64_t elements,
-                         int64_t element_bytes, const CollectiveOptions& options) {
+Schedule make_collective(Collective kind, Algorithm algorithm, int ranks, int64_t elements, int64_t element_bytes,
+                         const CollectiveOptions& options) {
   const auto& table = generators(kind);
   const auto it = table.find(algorithm);
   if (it == table.end())
-    throw InputError("", "--algo",
-                     fmt::format("an algorithm for {}: one of {} (got \"{}\")", collective_name(kind),
-                                 fmt::join(collective_algorithms(kind), ", "), algorithm));
+    throw InputError(
+        "", "--algo",
+        fmt::format("an algorithm for {}: one of {} (got \"{}\")", collective_name(kind),
+                    fmt::join(algorithm_names(collective_algorithms(kind)), ", "), algorithm_name(algorithm)));
   if (ranks < 1) throw InputError("", "--ranks", fmt::format("a positive rank count (got {})", ranks));
   if (elements < 0) throw InputError("", "--bytes", "a non-negative size");
   if (element_bytes < 1) throw InputError("", "--element-bytes", "a positive element size");
@@ -168,7 +174,8 @@ Schedule make_collective(Collective kind, const std::string& algorithm, int rank
   if (options.root < 0 || options.root >= ranks)
     throw InputError("", "root", fmt::format("a root rank in 0..{} (got {})", ranks - 1, options.root));
   Schedule s = it->second(ranks, elements, element_bytes, options);
-  s.name = kind == Collective::kAllReduce ? s.name : fmt::format("{} {}", algorithm, collective_name(kind));
+  s.name =
+      kind == Collective::kAllReduce ? s.name : fmt::format("{} {}", algorithm_name(algorithm), collective_name(kind));
   return s;
 }
 

@@ -2,9 +2,9 @@
 // with its step diagram, step count, bytes-per-rank formula, preconditions and reference).
 //
 // make_collective(kind, algorithm, ranks, elements, element_bytes, options) is the one entry point for the rest of
-// scaletwin; unknown (kind, algorithm) pairs throw InputError listing the known ones. Conventions shared by every
-// generator: n = elements, p = ranks, the buffer is split into p balanced chunks (part_offset), chunk r is rank
-// r's slice for reduce-scatter and all-gather; zero-length transfers are omitted (elements < p is fine).
+// scaletwin; a (kind, algorithm) pair without a generator throws InputError listing the known ones. Conventions shared
+// by every generator: n = elements, p = ranks, the buffer is split into p balanced chunks (part_offset), chunk r is
+// rank r's slice for reduce-scatter and all-gather; zero-length transfers are omitted (elements < p is fine).
 //
 // Parameter-server schedules have ranks + servers ranks: workers 0..ranks-1, then shards ranks..ranks+servers-1;
 // shard j owns slice part(n, servers, j). The placement of the spec (host_cpu, device, colocated, dedicated) is
@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/algorithm.hpp"
 #include "plan/rounds.hpp"
 #include "plan/schedule.hpp"
 
@@ -22,21 +23,21 @@ namespace scaletwin::plan {
 
 struct CollectiveOptions {
   int ranks_per_node = 0;       // hierarchical: ranks per node (ranks must be a multiple); 0 = ranks
-  std::string intra = "ring";   // hierarchical: reduce-scatter / all-gather algorithm inside a node; hybrid: its algorithm
-  std::string inter = "ring";   // hierarchical: all-reduce algorithm between nodes
+  Algorithm intra = Algorithm::kRing;  // hierarchical: reduce-scatter / all-gather inside a node; hybrid: its algorithm
+  Algorithm inter = Algorithm::kRing;  // hierarchical: all-reduce between nodes
   int chunks = 0;               // double_binary_tree: pipeline chunks per tree (0 = automatic)
   int servers = 1;              // parameter server: k shards ("ps_async" / "async" use one worker, whatever ranks)
   int root = 0;                 // reduce / broadcast
 };
 
-Schedule make_collective(Collective kind, const std::string& algorithm, int ranks, int64_t elements,
-                         int64_t element_bytes, const CollectiveOptions& options = {});
-std::vector<std::string> collective_algorithms(Collective kind);
+Schedule make_collective(Collective kind, Algorithm algorithm, int ranks, int64_t elements, int64_t element_bytes,
+                         const CollectiveOptions& options = {});
+std::vector<Algorithm> collective_algorithms(Collective kind);
 // The rounds (plan/rounds.hpp) of make_collective(kind, algorithm, ...): the generator's symbolic form where it
 // registers one (has_symbolic_rounds), else extracted from the generated schedule (rounds_of).
-CollectiveRounds collective_rounds(Collective kind, const std::string& algorithm, int ranks, int64_t elements,
+CollectiveRounds collective_rounds(Collective kind, Algorithm algorithm, int ranks, int64_t elements,
                                    int64_t element_bytes, const CollectiveOptions& options = {});
-bool has_symbolic_rounds(Collective kind, const std::string& algorithm);
+bool has_symbolic_rounds(Collective kind, Algorithm algorithm);
 std::vector<Collective> all_collectives();
 // "allreduce", "reduce_scatter", ... (collective_name); InputError listing the known names otherwise.
 Collective collective_from_name(const std::string& name, const std::string& option = "--collective");
@@ -78,6 +79,6 @@ CollectiveRounds hierarchical_allreduce_rounds(int p, int64_t n, int64_t element
                                                const CollectiveOptions& options);  // see gen_hierarchical.cpp
 // The hybrid's traffic for one model-parallel layer: an all-gather of activations (elements [0, n)) then a
 // reduce-scatter of input gradients (elements [n, 2n)), with options.intra as the algorithm of both.
-Schedule hybrid_traffic(int p, int64_t n, int64_t element_bytes, const std::string& algorithm);
+Schedule hybrid_traffic(int p, int64_t n, int64_t element_bytes, Algorithm algorithm);
 
 }  // namespace scaletwin::plan

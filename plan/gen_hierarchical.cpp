@@ -25,6 +25,7 @@
 // phase; tests/plan/test_rounds.cpp checks both.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -43,8 +44,11 @@ struct Layout {
     if (p % per_node != 0)
       throw InputError("", "--ranks-per-node",
                        fmt::format("a divisor of the rank count {} (got {})", p, options.ranks_per_node));
-    if (options.inter == "hierarchical" || options.inter == "ps")
-      throw InputError("", "inter", "an all-reduce algorithm other than hierarchical and ps");
+    const auto flat = flat_allreduce_algorithms();
+    if (std::find(flat.begin(), flat.end(), options.inter) == flat.end())
+      throw InputError(
+          "", "inter",
+          fmt::format("one of {} (got \"{}\")", fmt::join(algorithm_names(flat), ", "), algorithm_name(options.inter)));
     nodes = p / per_node;
   }
   std::vector<int> node(int g) const {  // the ranks of node g
@@ -78,10 +82,10 @@ Schedule hierarchical_allreduce(int p, int64_t n, int64_t element_bytes, const C
     Schedule slice = make_collective(Collective::kAllReduce, options.inter, nodes, len, element_bytes, inner);
     allreduce.push_back(remap(shift(std::move(slice), off, n), layout.lane(l), p));
   }
-  Schedule s = sequence(schedules(parallel(std::move(reduce_scatter), "intra reduce-scatter"),
-                                   parallel(std::move(allreduce), "inter all-reduce"),
-                                   parallel(std::move(allgather), "intra all-gather")),
-                        fmt::format("hierarchical({}, {})", options.intra, options.inter));
+  Schedule s = sequence(
+      schedules(parallel(std::move(reduce_scatter), "intra reduce-scatter"),
+                parallel(std::move(allreduce), "inter all-reduce"), parallel(std::move(allgather), "intra all-gather")),
+      fmt::format("hierarchical({}, {})", algorithm_name(options.intra), algorithm_name(options.inter)));
   set_data_model(s, Collective::kAllReduce, InitialData::kOwn, Goal::kReducedAll);
   return s;
 }

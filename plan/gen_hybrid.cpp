@@ -11,6 +11,8 @@
 // Steps (rounds) and bytes per rank: those of the all-gather plus those of the reduce-scatter of the chosen
 // algorithm (ring: 2(p−1) steps, 2(p−1)/p · n elements).
 // Preconditions: p ≥ 1, n ≥ 0, an algorithm with reduce-scatter and all-gather forms.
+#include <fmt/format.h>
+
 #include "plan/collectives.hpp"
 #include "plan/compose.hpp"
 
@@ -27,10 +29,11 @@ Schedule::DataRegion region_of(const Schedule& part, int64_t offset) {
 
 }  // namespace
 
-Schedule hybrid_traffic(int p, int64_t n, int64_t element_bytes, const std::string& algorithm) {
+Schedule hybrid_traffic(int p, int64_t n, int64_t element_bytes, Algorithm algorithm) {
   const Schedule gather = make_collective(Collective::kAllGather, algorithm, p, n, element_bytes);
   const Schedule scatter = make_collective(Collective::kReduceScatter, algorithm, p, n, element_bytes);
-  Schedule s = sequence(schedules(shift(gather, 0, 2 * n), shift(scatter, n, 2 * n)), "hybrid(" + algorithm + ")");
+  Schedule s = sequence(schedules(shift(gather, 0, 2 * n), shift(scatter, n, 2 * n)),
+                        fmt::format("hybrid({})", algorithm_name(algorithm)));
   s.collective = Collective::kCustom;
   s.regions = {region_of(gather, 0), region_of(scatter, n)};
   return s;

@@ -94,12 +94,12 @@ enum class SyncKind { kSync, kAsync, kMixedAsync };
 // collective, ranks, elements, element_bytes; no programs), and the fast simulation mode times the recipe.
 struct ScheduleRecipe {
   Collective collective = Collective::kAllReduce;
-  std::string algorithm;
+  Algorithm algorithm = Algorithm::kRing;
   int ranks = 0;             // make_collective's ranks (parameter servers: the workers; the schedule adds servers)
   int64_t elements = 0;
   int64_t element_bytes = 4;
   int ranks_per_node = 0;
-  std::string intra = "ring", inter = "ring";
+  Algorithm intra = Algorithm::kRing, inter = Algorithm::kRing;
   int servers = 1;
   int root = 0;
 };

@@ -351,8 +351,14 @@ uint64_t IterationPlan::hash() const {
     i64(sc.ranks); i64(sc.elements); i64(sc.element_bytes); i64(sc.channels);
     if (static_cast<int>(sc.programs.size()) != sc.ranks && i < recipes.size()) {  // a shell: its recipe
       const ScheduleRecipe& r = recipes[i];
-      i64(static_cast<int>(r.collective)); word(fnv1a64(r.algorithm)); i64(r.ranks); i64(r.elements);
-      i64(r.element_bytes); i64(r.ranks_per_node); word(fnv1a64(r.intra)); word(fnv1a64(r.inter));
+      i64(static_cast<int>(r.collective));
+      word(fnv1a64(algorithm_name(r.algorithm)));
+      i64(r.ranks);
+      i64(r.elements);
+      i64(r.element_bytes);
+      i64(r.ranks_per_node);
+      word(fnv1a64(algorithm_name(r.intra)));
+      word(fnv1a64(algorithm_name(r.inter)));
       i64(r.servers); i64(r.root);
     }
     for (const auto& prog : sc.programs)

@@ -199,7 +199,7 @@ IterationPlan lower(const Scenario& scenario, const models::Model& model, const 
   if (l.worker_nodes > cluster.nodes())
     throw InputError(scenario.file, "/nodes", fmt::format("at most {} nodes for this cluster", cluster.nodes()));
   const bool hierarchical = scenario.scheme.data_parallel == SchemeKind::kAllReduce &&
-                            scenario.scheme.allreduce.algorithm == "hierarchical";
+                            scenario.scheme.allreduce.algorithm == Algorithm::kHierarchical;
   if (hierarchical && gpus > l.gpus_per_node && gpus % l.gpus_per_node != 0)
     throw InputError(scenario.file, "/sweep/gpus",
                      fmt::format("whole nodes of {} GPUs for the hierarchical all-reduce (got {} GPUs)",

@@ -44,7 +44,7 @@ namespace {
 
 constexpr int64_t kFloatBytes = 4;
 
-ScheduleRecipe recipe(Collective collective, const std::string& algorithm, int ranks, int64_t elements) {
+ScheduleRecipe recipe(Collective collective, Algorithm algorithm, int ranks, int64_t elements) {
   ScheduleRecipe r;
   r.collective = collective;
   r.algorithm = algorithm;
@@ -58,7 +58,7 @@ ScheduleRecipe recipe(Collective collective, const std::string& algorithm, int r
 
 Schedule PlanBuilder::schedule_shell(const ScheduleRecipe& r) {
   Schedule s;
-  s.name = fmt::format("{} {}", r.algorithm, collective_name(r.collective));
+  s.name = fmt::format("{} {}", algorithm_name(r.algorithm), collective_name(r.collective));
   s.collective = r.collective;
   s.ranks = r.ranks + (r.collective == Collective::kPushPull ? r.servers : 0);
   s.elements = r.elements;
@@ -75,31 +75,31 @@ ScheduleRecipe allreduce_schedule(const AllReduceScheme& scheme, int ranks, int 
 }
 
 ScheduleRecipe reduce_schedule(int ranks, int64_t elements) {
-  return recipe(Collective::kReduce, "binomial", ranks, elements);
+  return recipe(Collective::kReduce, Algorithm::kBinomial, ranks, elements);
 }
 
 ScheduleRecipe broadcast_schedule(int ranks, int64_t elements) {
-  return recipe(Collective::kBroadcast, "binomial", ranks, elements);
+  return recipe(Collective::kBroadcast, Algorithm::kBinomial, ranks, elements);
 }
 
 ScheduleRecipe push_schedule(int workers, int servers, int64_t elements) {
-  ScheduleRecipe r = recipe(Collective::kPushPull, "push", workers, elements);
+  ScheduleRecipe r = recipe(Collective::kPushPull, Algorithm::kPush, workers, elements);
   r.servers = servers;
   return r;
 }
 
 ScheduleRecipe pull_schedule(int workers, int servers, int64_t elements) {
-  ScheduleRecipe r = recipe(Collective::kPushPull, "pull", workers, elements);
+  ScheduleRecipe r = recipe(Collective::kPushPull, Algorithm::kPull, workers, elements);
   r.servers = servers;
   return r;
 }
 
 ScheduleRecipe allgather_schedule(int ranks, int64_t elements) {
-  return recipe(Collective::kAllGather, "ring", ranks, elements);
+  return recipe(Collective::kAllGather, Algorithm::kRing, ranks, elements);
 }
 
 ScheduleRecipe reduce_scatter_schedule(int ranks, int64_t elements) {
-  return recipe(Collective::kReduceScatter, "ring", ranks, elements);
+  return recipe(Collective::kReduceScatter, Algorithm::kRing, ranks, elements);
 }
 
 }  // namespace scaletwin::plan::detail

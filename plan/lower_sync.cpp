@@ -60,8 +60,9 @@ SyncResult lower_allreduce(Lowering& l) {
   for (size_t k = 0; k < buckets.size(); ++k) {
     const Bucket& bucket = buckets[k];
     const auto& scheme = l.scenario.scheme.allreduce;
-    const std::string key = fmt::format("allreduce/{}/{}/{}/{}/{}", scheme.algorithm, scheme.intra, scheme.inter,
-                                        l.gpus_per_node, bucket.elements);
+    const std::string key =
+        fmt::format("allreduce/{}/{}/{}/{}/{}", algorithm_name(scheme.algorithm), algorithm_name(scheme.intra),
+                    algorithm_name(scheme.inter), l.gpus_per_node, bucket.elements);
     const int sched = l.builder.schedule(key, [&] {
       return allreduce_schedule(scheme, l.gpus, l.gpus_per_node, bucket.elements);
     });

@@ -10,18 +10,16 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "plan/collectives.hpp"
 
 namespace scaletwin::plan {
 
 namespace {
 
-const std::vector<std::string> kFlatAlgorithms = {"ring", "interval_pairing", "halving_doubling",
-                                                  "double_binary_tree", "direct"};
-
-std::vector<std::string> all_algorithms() {
-  std::vector<std::string> out = kFlatAlgorithms;
-  out.push_back("hierarchical");
-  return out;
+// The algorithm named at obj[key] (default ring), one of `allowed`.
+Algorithm get_algorithm(const JsonObject& obj, const std::string& key, const std::vector<Algorithm>& allowed) {
+  const std::string name = obj.get_enum(key, algorithm_names(allowed), std::string("ring"));
+  return algorithm_from_name(name, allowed, obj.file(), obj.path_of(key));
 }
 
 constexpr int kMaxNodes = 1 << 20;
@@ -44,10 +42,12 @@ PsScheme parse_ps(const JsonObject& obj) {
 
 AllReduceScheme parse_allreduce(const JsonObject& obj) {
   AllReduceScheme ar;
-  ar.algorithm = obj.get_enum("algorithm", all_algorithms(), std::string("ring"));
-  ar.intra = obj.get_enum("intra", kFlatAlgorithms, std::string("ring"));
-  ar.inter = obj.get_enum("inter", kFlatAlgorithms, std::string("ring"));
-  if (ar.algorithm != "hierarchical" && (obj.has("intra") || obj.has("inter")))
+  std::vector<Algorithm> allowed = flat_allreduce_algorithms();
+  allowed.push_back(Algorithm::kHierarchical);
+  ar.algorithm = get_algorithm(obj, "algorithm", allowed);
+  ar.intra = get_algorithm(obj, "intra", collective_algorithms(Collective::kReduceScatter));
+  ar.inter = get_algorithm(obj, "inter", flat_allreduce_algorithms());
+  if (ar.algorithm != Algorithm::kHierarchical && (obj.has("intra") || obj.has("inter")))
     obj.fail(obj.has("intra") ? "intra" : "inter", "no intra/inter algorithm unless \"algorithm\" is \"hierarchical\"");
   const double bucket_bytes = obj.get_quantity("bucket_bytes", Quantity::kBytes, 25e6);
   if (!(bucket_bytes >= 4 && bucket_bytes <= 1e15))  // checked before the cast: 1e300 does not fit an int64
@@ -252,12 +252,12 @@ Json Scheme::to_json() const {
                   {"placement", ps_placement_name(ps.placement)},
                   {"local_aggregation", ps.local_aggregation}};
     Json j{{"name", "allreduce"},
-           {"algorithm", allreduce.algorithm},
+           {"algorithm", algorithm_name(allreduce.algorithm)},
            {"bucket_bytes", allreduce.bucket_bytes},
            {"overlap", allreduce.overlap}};
-    if (allreduce.algorithm == "hierarchical") {
-      j["intra"] = allreduce.intra;
-      j["inter"] = allreduce.inter;
+    if (allreduce.algorithm == Algorithm::kHierarchical) {
+      j["intra"] = algorithm_name(allreduce.intra);
+      j["inter"] = algorithm_name(allreduce.inter);
     }
     return j;
   };
@@ -272,9 +272,10 @@ std::string Scheme::describe() const {
     if (k == SchemeKind::kPs)
       return fmt::format("ps({}, {} server{}, {}{})", ps_mode_name(ps.mode), ps.servers, ps.servers == 1 ? "" : "s",
                          ps_placement_name(ps.placement), ps.local_aggregation ? ", local aggregation" : "");
-    const std::string algo = allreduce.algorithm == "hierarchical"
-                                 ? fmt::format("hierarchical {}/{}", allreduce.intra, allreduce.inter)
-                                 : allreduce.algorithm;
+    const std::string algo =
+        allreduce.algorithm == Algorithm::kHierarchical
+            ? fmt::format("hierarchical {}/{}", algorithm_name(allreduce.intra), algorithm_name(allreduce.inter))
+            : std::string(algorithm_name(allreduce.algorithm));
     return fmt::format("allreduce({}, {} buckets{})", algo, format_bytes(static_cast<double>(allreduce.bucket_bytes)),
                        allreduce.overlap ? ", overlapped" : ", no overlap");
   };

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/json_reader.hpp"
+#include "plan/algorithm.hpp"
 
 namespace scaletwin::plan {
 
@@ -28,9 +29,10 @@ struct PsScheme {
 };
 
 struct AllReduceScheme {
-  std::string algorithm = "ring";  // ring | interval_pairing | halving_doubling | double_binary_tree | direct | hierarchical
-  std::string intra = "ring";      // hierarchical only
-  std::string inter = "ring";      // hierarchical only
+  // ring | interval_pairing | halving_doubling | double_binary_tree | direct | hierarchical
+  Algorithm algorithm = Algorithm::kRing;
+  Algorithm intra = Algorithm::kRing;  // hierarchical only: an algorithm with a reduce-scatter form
+  Algorithm inter = Algorithm::kRing;  // hierarchical only: one of flat_allreduce_algorithms()
   int64_t bucket_bytes = 25'000'000;
   bool overlap = true;
 };

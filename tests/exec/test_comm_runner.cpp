@@ -135,8 +135,10 @@ TEST_CASE("a warm runner allocates no more staging and its stats count what it s
 TEST_CASE("transfers split into small segments give the same results", "[mpi][comm]") {
   const int p = world_size();
   exec::ScheduleRunner runner(MPI_COMM_WORLD, {}, 40);  // 10 floats, 5 doubles: most steps split, unevenly
-  for (const char* algorithm : {"ring", "interval_pairing", "halving_doubling", "double_binary_tree", "direct"}) {
-    INFO(algorithm);
+  for (const plan::Algorithm algorithm :
+       {plan::Algorithm::kRing, plan::Algorithm::kIntervalPairing, plan::Algorithm::kHalvingDoubling,
+        plan::Algorithm::kDoubleBinaryTree, plan::Algorithm::kDirect}) {
+    INFO(plan::algorithm_name(algorithm));
     const auto s = plan::make_collective(plan::Collective::kAllReduce, algorithm, p, 1237, 4);
     CHECK(differences_from_mpi_allreduce<float>(runner, s) == 0);
     CHECK(run_and_check<double>(runner, s) == 0);

@@ -17,16 +17,16 @@ const std::vector<int64_t> kSizes = {1, 3, 8, 61, 1000, 4099};
 
 // The options a kind × algorithm needs on `p` world ranks, or none if the combination does not fit: hierarchical on
 // two "nodes" when p is even (one rank per node otherwise), parameter servers with a quarter of the ranks serving.
-std::vector<plan::CollectiveOptions> options_for(plan::Collective kind, const std::string& algorithm, int p) {
+std::vector<plan::CollectiveOptions> options_for(plan::Collective kind, plan::Algorithm algorithm, int p) {
   plan::CollectiveOptions o;
   o.servers = std::max(1, p / 4);
   // A root other than 0 where there is one (the registry checks `root` against what each algorithm roots at).
   if (kind == plan::Collective::kReduce || kind == plan::Collective::kBroadcast) o.root = p - 1;
-  if (algorithm != "hierarchical") return {o};
+  if (algorithm != plan::Algorithm::kHierarchical) return {o};
   std::vector<plan::CollectiveOptions> all;
   for (int per_node : {p % 2 == 0 ? p / 2 : 1, p}) {
     o.ranks_per_node = per_node;
-    for (const char* inner : {"ring", "halving_doubling"}) {
+    for (const plan::Algorithm inner : {plan::Algorithm::kRing, plan::Algorithm::kHalvingDoubling}) {
       o.intra = inner;
       o.inter = inner;
       all.push_back(o);
@@ -37,7 +37,7 @@ std::vector<plan::CollectiveOptions> options_for(plan::Collective kind, const st
 
 // The schedule on the world's ranks: parameter-server schedules add server ranks to `ranks` workers, so ask for as
 // many workers as leave room for them; nullopt when the world is too small.
-std::optional<plan::Schedule> make_for_world(plan::Collective kind, const std::string& algorithm, int64_t n,
+std::optional<plan::Schedule> make_for_world(plan::Collective kind, plan::Algorithm algorithm, int64_t n,
                                              const plan::CollectiveOptions& o) {
   const int p = world_size();
   plan::Schedule s = plan::make_collective(kind, algorithm, p, n, 4, o);
@@ -57,14 +57,15 @@ struct Case {
 std::vector<Case> every_registry_case() {
   std::vector<Case> cases;
   for (plan::Collective kind : plan::all_collectives())
-    for (const std::string& algorithm : plan::collective_algorithms(kind))
+    for (const plan::Algorithm algorithm : plan::collective_algorithms(kind))
       for (const auto& o : options_for(kind, algorithm, world_size()))
         for (int64_t n : kSizes) {
           auto s = make_for_world(kind, algorithm, n, o);
           if (!s) continue;
-          const std::string label = std::string(plan::collective_name(kind)) + " " + algorithm + " (intra " +
-                                    o.intra + ", " + std::to_string(o.ranks_per_node) + " per node) on " +
-                                    std::to_string(s->ranks) + " ranks, n = " + std::to_string(n);
+          const std::string label = std::string(plan::collective_name(kind)) + " " + plan::algorithm_name(algorithm) +
+                                    " (intra " + plan::algorithm_name(o.intra) + ", " +
+                                    std::to_string(o.ranks_per_node) + " per node) on " + std::to_string(s->ranks) +
+                                    " ranks, n = " + std::to_string(n);
           cases.push_back({label, std::move(*s)});
         }
   return cases;
@@ -103,9 +104,10 @@ TEST_CASE("every registry schedule meets its data model under MPI (float32, int3
 TEST_CASE("reduce-scatter leaves each rank its reduced slice and all-gather assembles every slice", "[mpi][comm]") {
   exec::ScheduleRunner runner(MPI_COMM_WORLD);
   const int p = world_size();
-  for (const char* algorithm : {"ring", "interval_pairing", "halving_doubling", "direct"}) {
+  for (const plan::Algorithm algorithm : {plan::Algorithm::kRing, plan::Algorithm::kIntervalPairing,
+                                          plan::Algorithm::kHalvingDoubling, plan::Algorithm::kDirect}) {
     for (int64_t n : kSizes) {
-      INFO(algorithm << " n = " << n);
+      INFO(plan::algorithm_name(algorithm) << " n = " << n);
       const auto rs = plan::make_collective(plan::Collective::kReduceScatter, algorithm, p, n, 4);
       const auto ag = plan::make_collective(plan::Collective::kAllGather, algorithm, p, n, 4);
       REQUIRE(rs.goal.at(0) == plan::Goal::kReducedSlice);

@@ -84,10 +84,10 @@ TEST_CASE("GPU: every all-reduce schedule over NCCL equals ncclAllReduce on all 
   runner->wait(runner->start_allreduce(pointers(theirs), n));
   for (auto& b : backends) b->synchronize();
   const std::vector<float> expected = download(*backends[0], theirs[0].data(), n);
-  for (const std::string& algo : plan::collective_algorithms(plan::Collective::kAllReduce)) {
-    if (algo == "ps" || algo == "ps_async") continue;  // more ranks than GPUs (servers)
+  for (const plan::Algorithm algo : plan::collective_algorithms(plan::Collective::kAllReduce)) {
+    if (algo == plan::Algorithm::kPs || algo == plan::Algorithm::kPsAsync) continue;  // more ranks than GPUs (servers)
     plan::CollectiveOptions options;
-    if (algo == "hierarchical") {
+    if (algo == plan::Algorithm::kHierarchical) {
       if (p % 2 != 0) continue;
       options.ranks_per_node = 2;
     }
@@ -98,7 +98,7 @@ TEST_CASE("GPU: every all-reduce schedule over NCCL equals ncclAllReduce on all 
         for (int r = 0; r < p; ++r) backends[r]->upload(ours[r].data(), inputs[r].data(), n);
       runner->wait(runner->start(s, pointers(ours)));
       for (int r = 0; r < p; ++r) {
-        INFO(algo << " rank " << r << " run " << repeat);
+        INFO(plan::algorithm_name(algo) << " rank " << r << " run " << repeat);
         REQUIRE(download(*backends[r], ours[r].data(), n) == expected);
       }
     }

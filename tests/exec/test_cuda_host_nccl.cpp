@@ -144,18 +144,18 @@ TEST_CASE("NCCL lowering: every generator's schedule, run round by round with NC
   int checked = 0;
   for (plan::Collective kind : plan::all_collectives()) {
     if (kind == plan::Collective::kCustom) continue;  // the hybrid's regions: data model checked by plan/verify
-    for (const std::string& algo : plan::collective_algorithms(kind)) {
+    for (const plan::Algorithm algo : plan::collective_algorithms(kind)) {
       for (int p : {1, 2, 3, 4, 6, 8}) {
         plan::CollectiveOptions options;
         options.servers = 2;
         if (kind == plan::Collective::kReduce || kind == plan::Collective::kBroadcast) options.root = p / 2;
-        if (algo == "hierarchical") {
+        if (algo == plan::Algorithm::kHierarchical) {
           if (p % 2 != 0) continue;
           options.ranks_per_node = 2;
         }
         const plan::Schedule s = plan::make_collective(kind, algo, p, 37, 4, options);
         if (!s.regions.empty()) continue;
-        INFO(plan::collective_name(kind) << " " << algo << " p = " << p);
+        INFO(plan::collective_name(kind) << " " << plan::algorithm_name(algo) << " p = " << p);
         const NcclLowering low = lower_for_nccl(s);
         REQUIRE(low.ranks.size() == static_cast<size_t>(s.ranks));
         check_order(s, low);

@@ -72,11 +72,11 @@ TEST_CASE("parallel: two all-reduces on the two halves on disjoint channels", "[
 TEST_CASE("hierarchical and hybrid are compositions that verify", "[collective][compose]") {
   CollectiveOptions o;
   o.ranks_per_node = 4;
-  o.intra = "halving_doubling";
-  o.inter = "interval_pairing";
-  const Schedule h = make_collective(Collective::kAllReduce, "hierarchical", 12, 1000, 4, o);
+  o.intra = Algorithm::kHalvingDoubling;
+  o.inter = Algorithm::kIntervalPairing;
+  const Schedule h = make_collective(Collective::kAllReduce, Algorithm::kHierarchical, 12, 1000, 4, o);
   CHECK(verify(h).ok);
-  const Schedule hy = hybrid_traffic(6, 600, 4, "ring");
+  const Schedule hy = hybrid_traffic(6, 600, 4, Algorithm::kRing);
   CHECK(hy.regions.size() == 2);
   CHECK(hy.elements == 1200);
   const VerifyResult v = verify(hy);

@@ -91,7 +91,9 @@ TEST_CASE("reduce-scatter and all-gather forms: (p-1)/p n bytes and p-1 or ceil(
         REQUIRE(v.ok);
         for (int64_t b : v.bytes_sent) CHECK(std::abs(b - (p - 1.0) / p * n * kEb) < (p - 1.0) * kEb + 1e-9);
         const int64_t even = 64 * int64_t{p};
-        const Schedule exact = make_collective(s.collective, s.name.substr(0, s.name.find(' ')), p, even, kEb);
+        const std::string name = s.name.substr(0, s.name.find(' '));  // "ring reduce_scatter"
+        const Schedule exact =
+            make_collective(s.collective, algorithm_from_name(name, all_algorithms(), "", "name"), p, even, kEb);
         for (int64_t b : verify(exact).bytes_sent) CHECK(b == (p - 1) * 64 * kEb);
       }
       CHECK(verify(ring_reduce_scatter(p, n, kEb)).rounds == p - 1);
@@ -164,7 +166,7 @@ TEST_CASE("hierarchical ring/ring: 2(L-1)/L n + 2(G-1)/G n/L bytes and 2(L-1) + 
       const int64_t n = 8 * 5 * 3 * 7 * 4;  // divisible by every L·G here
       CollectiveOptions o;
       o.ranks_per_node = L;
-      const VerifyResult v = verify(make_collective(Collective::kAllReduce, "hierarchical", p, n, kEb, o));
+      const VerifyResult v = verify(make_collective(Collective::kAllReduce, Algorithm::kHierarchical, p, n, kEb, o));
       INFO(fmt::format("L={} G={}", L, G));
       REQUIRE(v.ok);
       CHECK(v.rounds == 2 * (L - 1) + 2 * (G - 1));
@@ -175,19 +177,31 @@ TEST_CASE("hierarchical ring/ring: 2(L-1)/L n + 2(G-1)/G n/L bytes and 2(L-1) + 
 
 TEST_CASE("the registry rejects unknown names and lists the known ones", "[collective]") {
   try {
-    make_collective(Collective::kAllReduce, "bogus", 4, 100, 4);
+    algorithm_from_name("bogus", collective_algorithms(Collective::kAllReduce), "", "--algo");
     FAIL("no error");
   } catch (const scaletwin::InputError& e) {
     const std::string what = e.what();
+    CHECK(what.find("--algo") != std::string::npos);
     CHECK(what.find("interval_pairing") != std::string::npos);
     CHECK(what.find("bogus") != std::string::npos);
+  }
+  for (Algorithm a : all_algorithms()) CHECK(algorithm_from_name(algorithm_name(a), all_algorithms(), "", "x") == a);
+  try {  // a known algorithm without a generator for this collective
+    make_collective(Collective::kAllReduce, Algorithm::kBinomial, 4, 100, 4);
+    FAIL("no error");
+  } catch (const scaletwin::InputError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("halving_doubling") != std::string::npos);
+    CHECK(what.find("got \"binomial\"") != std::string::npos);
   }
   CHECK_THROWS_AS(collective_from_name("allsum"), scaletwin::InputError);
   CHECK(collective_from_name("reduce_scatter") == Collective::kReduceScatter);
   CollectiveOptions o;
   o.ranks_per_node = 3;
-  CHECK_THROWS_AS(make_collective(Collective::kAllReduce, "hierarchical", 8, 100, 4, o), scaletwin::InputError);
+  CHECK_THROWS_AS(make_collective(Collective::kAllReduce, Algorithm::kHierarchical, 8, 100, 4, o),
+                  scaletwin::InputError);
   o.ranks_per_node = 4;
-  o.intra = "double_binary_tree";
-  CHECK_THROWS_AS(make_collective(Collective::kAllReduce, "hierarchical", 8, 100, 4, o), scaletwin::InputError);
+  o.intra = Algorithm::kDoubleBinaryTree;
+  CHECK_THROWS_AS(make_collective(Collective::kAllReduce, Algorithm::kHierarchical, 8, 100, 4, o),
+                  scaletwin::InputError);
 }

@@ -12,32 +12,32 @@ namespace {
 
 struct Case {
   Collective kind;
-  std::string algorithm;
+  Algorithm algorithm = Algorithm::kRing;
   CollectiveOptions options;
 };
 
 std::vector<Case> all_cases(int p) {
   std::vector<Case> cases;
   for (Collective kind : all_collectives())
-    for (const std::string& algo : collective_algorithms(kind)) {
+    for (const Algorithm algo : collective_algorithms(kind)) {
       CollectiveOptions o;
-      if (algo == "hierarchical") {
+      if (algo == Algorithm::kHierarchical) {
         o.ranks_per_node = p % 4 == 0 ? 4 : (p % 2 == 0 ? 2 : 1);
         cases.push_back({kind, algo, o});
-        o.intra = "interval_pairing";
-        o.inter = "halving_doubling";
+        o.intra = Algorithm::kIntervalPairing;
+        o.inter = Algorithm::kHalvingDoubling;
         cases.push_back({kind, algo, o});
-        o.intra = "direct";
-        o.inter = "double_binary_tree";
+        o.intra = Algorithm::kDirect;
+        o.inter = Algorithm::kDoubleBinaryTree;
         cases.push_back({kind, algo, o});
         continue;
       }
-      if (algo == "ps" || algo == "ps_async" || kind == Collective::kPushPull) o.servers = 1 + p % 3;
+      if (algo == Algorithm::kPs || algo == Algorithm::kPsAsync || kind == Collective::kPushPull) o.servers = 1 + p % 3;
       if (kind == Collective::kReduce || kind == Collective::kBroadcast) o.root = p / 3;
-      if (algo == "double_binary_tree") o.chunks = 3;
+      if (algo == Algorithm::kDoubleBinaryTree) o.chunks = 3;
       cases.push_back({kind, algo, o});
-      if (algo == "hybrid") {
-        o.intra = "halving_doubling";
+      if (algo == Algorithm::kHybrid) {
+        o.intra = Algorithm::kHalvingDoubling;
         cases.push_back({kind, algo, o});
       }
     }
@@ -49,8 +49,8 @@ void check_all(int p, const std::vector<int64_t>& sizes) {
     for (int64_t n : sizes) {
       const Schedule s = make_collective(c.kind, c.algorithm, p, n, 4, c.options);
       const VerifyResult v = verify(s);
-      INFO(fmt::format("{} {} intra={} inter={} p={} n={}: {}", collective_name(c.kind), c.algorithm, c.options.intra,
-                       c.options.inter, p, n, v.error));
+      INFO(fmt::format("{} {} intra={} inter={} p={} n={}: {}", collective_name(c.kind), algorithm_name(c.algorithm),
+                       algorithm_name(c.options.intra), algorithm_name(c.options.inter), p, n, v.error));
       REQUIRE(v.ok);
     }
 }

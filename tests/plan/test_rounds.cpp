@@ -43,10 +43,10 @@ void check_same_rounds(const CollectiveRounds& symbolic, const CollectiveRounds&
 }  // namespace
 
 TEST_CASE("symbolic direct all-reduce rounds equal the rounds of its schedule", "[rounds]") {
-  REQUIRE(has_symbolic_rounds(Collective::kAllReduce, "direct"));
+  REQUIRE(has_symbolic_rounds(Collective::kAllReduce, Algorithm::kDirect));
   for (int p : {1, 2, 7}) {
     INFO("p = " << p);
-    const CollectiveRounds symbolic = collective_rounds(Collective::kAllReduce, "direct", p, 300, 4);
+    const CollectiveRounds symbolic = collective_rounds(Collective::kAllReduce, Algorithm::kDirect, p, 300, 4);
     const CollectiveRounds extracted = rounds_of(direct_allreduce(p, 300, 4));
     check_same_rounds(symbolic, extracted);
     CHECK(symbolic.patterns == extracted.patterns);  // the same flow order too
@@ -56,11 +56,11 @@ TEST_CASE("symbolic direct all-reduce rounds equal the rounds of its schedule", 
 
 TEST_CASE("symbolic ring rounds: the schedule's rounds with every chunk rounded up to the largest", "[rounds]") {
   for (Collective kind : {Collective::kAllReduce, Collective::kReduceScatter, Collective::kAllGather}) {
-    REQUIRE(has_symbolic_rounds(kind, "ring"));
+    REQUIRE(has_symbolic_rounds(kind, Algorithm::kRing));
     for (int64_t n : {600, 601}) {
       INFO(collective_name(kind) << ", n = " << n);
-      const CollectiveRounds symbolic = collective_rounds(kind, "ring", 6, n, 4);
-      const CollectiveRounds extracted = rounds_of(make_collective(kind, "ring", 6, n, 4));
+      const CollectiveRounds symbolic = collective_rounds(kind, Algorithm::kRing, 6, n, 4);
+      const CollectiveRounds extracted = rounds_of(make_collective(kind, Algorithm::kRing, 6, n, 4));
       CHECK(symbolic.lockstep_exact);
       const size_t phases = kind == Collective::kAllReduce ? 2 : 1;
       REQUIRE(symbolic.rounds.size() == 5 * phases);
@@ -81,21 +81,25 @@ TEST_CASE("symbolic ring rounds: the schedule's rounds with every chunk rounded 
 }
 
 TEST_CASE("symbolic hierarchical rounds equal the rounds of the hierarchical schedule", "[rounds]") {
-  REQUIRE(has_symbolic_rounds(Collective::kAllReduce, "hierarchical"));
+  REQUIRE(has_symbolic_rounds(Collective::kAllReduce, Algorithm::kHierarchical));
   // Equal chunks everywhere (n a multiple of every rank count involved), so the ring's rounding does not show.
   const int64_t n = 2 * 3 * 4 * 5 * 7 * 8 * 100;
-  for (const std::string intra : {"ring", "interval_pairing", "halving_doubling", "direct"})
-    for (const std::string inter : {"ring", "interval_pairing", "halving_doubling", "direct"})
+  for (const Algorithm intra :
+       {Algorithm::kRing, Algorithm::kIntervalPairing, Algorithm::kHalvingDoubling, Algorithm::kDirect})
+    for (const Algorithm inter :
+         {Algorithm::kRing, Algorithm::kIntervalPairing, Algorithm::kHalvingDoubling, Algorithm::kDirect})
       for (const auto& [nodes, per_node] : {std::pair{2, 4}, std::pair{3, 2}, std::pair{4, 1}, std::pair{1, 4}}) {
-        INFO(fmt::format("intra {}, inter {}, {} nodes x {}", intra, inter, nodes, per_node));
+        INFO(fmt::format("intra {}, inter {}, {} nodes x {}", algorithm_name(intra), algorithm_name(inter), nodes,
+                         per_node));
         CollectiveOptions o;
         o.ranks_per_node = per_node;
         o.intra = intra;
         o.inter = inter;
         const int p = nodes * per_node;
-        const CollectiveRounds symbolic = collective_rounds(Collective::kAllReduce, "hierarchical", p, n, 4, o);
+        const CollectiveRounds symbolic =
+            collective_rounds(Collective::kAllReduce, Algorithm::kHierarchical, p, n, 4, o);
         const CollectiveRounds extracted = rounds_of(hierarchical_allreduce(p, n, 4, o));
-        if (inter == "halving_doubling" && nodes == 3) {
+        if (inter == Algorithm::kHalvingDoubling && nodes == 3) {
           // 3 is not a power of two: halving-doubling's extra node idles in the middle rounds, so in the schedule
           // its all-gather starts early; the composition joins the phases at a round.
           CHECK(all_flows(symbolic) == all_flows(extracted));
@@ -109,8 +113,8 @@ TEST_CASE("symbolic hierarchical rounds equal the rounds of the hierarchical sch
 TEST_CASE("hierarchical rounds with a pipelined inter tree keep every transfer, phases joined at a round", "[rounds]") {
   CollectiveOptions o;
   o.ranks_per_node = 2;
-  o.inter = "double_binary_tree";
-  const CollectiveRounds symbolic = collective_rounds(Collective::kAllReduce, "hierarchical", 12, 4800, 4, o);
+  o.inter = Algorithm::kDoubleBinaryTree;
+  const CollectiveRounds symbolic = collective_rounds(Collective::kAllReduce, Algorithm::kHierarchical, 12, 4800, 4, o);
   const CollectiveRounds extracted = rounds_of(hierarchical_allreduce(12, 4800, 4, o));
   // The same multiset of transfers (src, dst, bytes, reduce) over all rounds, in at least as many rounds.
   CHECK(all_flows(symbolic) == all_flows(extracted));
@@ -122,14 +126,15 @@ TEST_CASE("compositions of rounds follow those of schedules", "[rounds]") {
   const Schedule a = remap(ring_allreduce(2, 800, 4), {0, 2}, 4), b = remap(ring_allreduce(2, 800, 4), {1, 3}, 4);
   const Schedule seq = sequence(schedules(parallel(schedules(Schedule(a), Schedule(b)), "pair"), direct_allreduce(4, 800, 4)), "s");
   const CollectiveRounds composed = sequence_rounds(
-      {parallel_rounds({remap_rounds(collective_rounds(Collective::kAllReduce, "ring", 2, 800, 4), {0, 2}, 4),
-                        remap_rounds(collective_rounds(Collective::kAllReduce, "ring", 2, 800, 4), {1, 3}, 4)}),
-       collective_rounds(Collective::kAllReduce, "direct", 4, 800, 4)});
+      {parallel_rounds(
+           {remap_rounds(collective_rounds(Collective::kAllReduce, Algorithm::kRing, 2, 800, 4), {0, 2}, 4),
+            remap_rounds(collective_rounds(Collective::kAllReduce, Algorithm::kRing, 2, 800, 4), {1, 3}, 4)}),
+       collective_rounds(Collective::kAllReduce, Algorithm::kDirect, 4, 800, 4)});
   check_same_rounds(composed, rounds_of(seq));
   // Parts of different sizes make a byte table shared by the rounds that need it.
-  const CollectiveRounds uneven =
-      parallel_rounds({remap_rounds(collective_rounds(Collective::kAllReduce, "ring", 2, 800, 4), {0, 2}, 4),
-                       remap_rounds(collective_rounds(Collective::kAllReduce, "ring", 2, 802, 4), {1, 3}, 4)});
+  const CollectiveRounds uneven = parallel_rounds(
+      {remap_rounds(collective_rounds(Collective::kAllReduce, Algorithm::kRing, 2, 800, 4), {0, 2}, 4),
+       remap_rounds(collective_rounds(Collective::kAllReduce, Algorithm::kRing, 2, 802, 4), {1, 3}, 4)});
   REQUIRE(uneven.rounds.size() == 2);
   CHECK(uneven.rounds[0].flow_bytes >= 0);
   CHECK(uneven.byte_tables.size() == 1);
@@ -141,7 +146,8 @@ TEST_CASE("compositions of rounds follow those of schedules", "[rounds]") {
 TEST_CASE("symbolic hierarchical rounds of 65,536 ranks cost the rounds of one node and one lane", "[rounds]") {
   CollectiveOptions o;
   o.ranks_per_node = 8;
-  const CollectiveRounds r = collective_rounds(Collective::kAllReduce, "hierarchical", 65536, 6'500'000, 4, o);
+  const CollectiveRounds r =
+      collective_rounds(Collective::kAllReduce, Algorithm::kHierarchical, 65536, 6'500'000, 4, o);
   CHECK(r.ranks == 65536);
   CHECK(r.rounds.size() == 7 + 2 * 8191 + 7);
   CHECK(r.patterns.size() == 2);  // the node rings (reduce-scatter and all-gather alike), the lane rings

@@ -25,7 +25,7 @@ TEST_CASE("a minimal scenario gets the spec's defaults", "[scenario]") {
   const Scenario s = parse(R"({"model": "resnet50", "cluster": "aws-p2.8xlarge"})");
   CHECK(s.nodes == 1);
   CHECK(s.scheme.kind == SchemeKind::kAllReduce);
-  CHECK(s.scheme.allreduce.algorithm == "ring");
+  CHECK(s.scheme.allreduce.algorithm == Algorithm::kRing);
   CHECK(s.scheme.allreduce.bucket_bytes == 25'000'000);
   CHECK(s.scheme.allreduce.overlap);
   CHECK(s.training.data == Data::kSynthetic);
@@ -53,7 +53,9 @@ TEST_CASE("hybrid and hierarchical schemes, units in the bucket size", "[scenari
   CHECK(s.scheme.kind == SchemeKind::kHybrid);
   CHECK(s.scheme.data_parallel == SchemeKind::kAllReduce);
   CHECK(s.scheme.model_parallel_fc);
-  CHECK(s.scheme.allreduce.inter == "interval_pairing");
+  CHECK(s.scheme.allreduce.inter == Algorithm::kIntervalPairing);
+  CHECK(s.scheme.allreduce.intra == Algorithm::kRing);
+  CHECK(s.scheme.to_json()["data_parallel"]["inter"] == "interval_pairing");
   CHECK(s.scheme.allreduce.bucket_bytes == 4 * 1024 * 1024);
   CHECK_FALSE(s.scheme.allreduce.overlap);
   s = parse(R"({"model": "m", "cluster": "c", "scheme": {"name": "hybrid", "model_parallel": ["fc6", "fc7"]}})");
@@ -86,6 +88,10 @@ TEST_CASE("bad scenarios: each error names the file, the path and what was expec
        "/scheme/algorithm", "interval_pairing"},
       {R"({"model": "m", "cluster": "c", "scheme": {"name": "allreduce", "intra": "ring"}})", "/scheme/intra",
        "hierarchical"},
+      {R"({"model": "m", "cluster": "c", "scheme": {"name": "allreduce", "algorithm": "hierarchical",
+          "intra": "double_binary_tree"}})", "/scheme/intra", "halving_doubling"},
+      {R"({"model": "m", "cluster": "c", "scheme": {"name": "allreduce", "algorithm": "hierarchical",
+          "inter": "hierarchical"}})", "/scheme/inter", "double_binary_tree"},
       {R"({"model": "m", "cluster": "c", "scheme": {"name": "ps", "servers": 0}})", "/scheme/servers", "[1,"},
       {R"({"model": "m", "cluster": "c", "scheme": {"name": "ps", "placement": "moon"}})", "/scheme/placement",
        "dedicated"},

@@ -56,7 +56,7 @@ struct Costs {
 // Compares every rank's end; returns how many schedules were compared.
 int compare_all(plan::Collective kind, const std::vector<int>& ranks, int64_t elements, const Costs& c) {
   int compared = 0;
-  for (const std::string& algo : plan::collective_algorithms(kind)) {
+  for (const plan::Algorithm algo : plan::collective_algorithms(kind)) {
     for (int p : ranks) {
       plan::CollectiveOptions opt;
       opt.servers = 2;
@@ -70,7 +70,7 @@ int compare_all(plan::Collective kind, const std::vector<int>& ranks, int64_t el
       }
       const plan::OracleResult oracle = plan::run_oracle(s, plan::UniformCostModel(c.alpha, c.bandwidth, c.reduce, c.copy));
       const std::vector<double> simulated = simulate_forked(s, c.alpha, c.bandwidth, sim::StepCosts{c.reduce, c.copy, 0.0});
-      INFO(fmt::format("{} {} p={} elements={}", plan::collective_name(kind), algo, p, elements));
+      INFO(fmt::format("{} {} p={} elements={}", plan::collective_name(kind), plan::algorithm_name(algo), p, elements));
       for (size_t r = 0; r < simulated.size(); ++r) {
         INFO(fmt::format("rank {}: simulated {:.17g}, oracle {:.17g}", r, simulated[r], oracle.rank_end_s[r]));
         CHECK(simulated[r] == oracle.rank_end_s[r]);
