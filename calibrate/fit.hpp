@@ -56,7 +56,7 @@ struct FitResult {
   int runs = 0;
   int configurations = 0;
   int simulations = 0;
-  Validation in_sample;  // message level (when FitOptions::validate)
+  report::Validation in_sample;  // as predict simulates (when FitOptions::validate)
 };
 
 FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calibration& start,

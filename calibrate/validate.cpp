@@ -1,45 +1,27 @@
 // Validation of a calibration against measured runs (see validate.hpp).
 #include "calibrate/validate.hpp"
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include <algorithm>
-#include <cmath>
-#include <tuple>
-
 #include "calibrate/simulate.hpp"
-#include "core/error.hpp"
 #include "report/report.hpp"
 #include "sim/predict.hpp"
 
 namespace scaletwin::calibrate {
 
-Validation make_validation(const std::vector<std::string>& ids, const std::vector<double>& measured,
-                           const std::vector<double>& predicted) {
-  ST_ASSERT(ids.size() == measured.size() && ids.size() == predicted.size(), "validation: one figure per run");
-  Validation v;
-  double sum = 0.0;
-  for (size_t i = 0; i < ids.size(); ++i) {
-    const double error = (predicted[i] - measured[i]) / measured[i];
-    v.rows.push_back(ValidationRow{ids[i], measured[i], predicted[i], error});
-    sum += std::abs(error);
-  }
-  v.mape = ids.empty() ? 0.0 : 100.0 * sum / static_cast<double>(ids.size());
-  return v;
+report::RunLabels run_labels(const MeasuredRun& r) {
+  report::RunLabels l;
+  l.gpus = r.gpus();
+  l.nodes = r.nodes;
+  l.model = r.model;
+  l.cluster = r.cluster;
+  l.batch_per_gpu = r.batch_per_gpu;
+  l.data = plan::data_name(r.data);
+  l.scheme = r.scheme.describe();
+  l.scheme_family = run_field(r, "scheme");
+  return l;
 }
 
-void set_intervals(Validation& v, double log_sd) {
-  v.interval_log_sd = log_sd;
-  v.inside_interval = 0;
-  if (log_sd <= 0.0) return;
-  for (ValidationRow& r : v.rows) {
-    std::tie(r.interval_low, r.interval_high) = report::prediction_interval(r.predicted_images_per_sec, log_sd);
-    if (r.measured_images_per_sec >= r.interval_low && r.measured_images_per_sec <= r.interval_high) ++v.inside_interval;
-  }
-}
-
-Validation validate_runs(const std::vector<MeasuredRun>& runs, const sim::Calibration& calibration, int parallel) {
+report::Validation validate_runs(const std::vector<MeasuredRun>& runs, const sim::Calibration& calibration,
+                                 int parallel) {
   std::vector<SimJob> jobs;
   std::vector<std::string> ids;
   std::vector<double> measured;
@@ -51,65 +33,16 @@ Validation validate_runs(const std::vector<MeasuredRun>& runs, const sim::Calibr
   const std::vector<report::PointResult> points = simulate_all(jobs, parallel, sim::RunOptions{});
   std::vector<double> predicted;
   for (const report::PointResult& p : points) predicted.push_back(p.images_per_sec);
-  Validation v = make_validation(ids, measured, predicted);
+  report::Validation v = report::make_validation(ids, measured, predicted);
+  v.fast_above_gpus = sim::kAutoFastAboveGpus;
   for (size_t i = 0; i < runs.size(); ++i) {
     v.rows[i].repeats = runs[i].repeats;
     v.rows[i].measured_std_error = runs[i].images_per_sec_std_error;
     v.rows[i].fidelity = points[i].fidelity;
+    v.rows[i].run = run_labels(runs[i]);
   }
-  set_intervals(v, calibration.prediction_log_sd);
+  report::set_intervals(v, calibration.prediction_log_sd);
   return v;
-}
-
-Json validation_to_json(const Validation& v) {
-  Json runs = Json::array();
-  for (const ValidationRow& r : v.rows)
-    runs.push_back({{"id", r.id},
-                    {"measured_images_per_sec", r.measured_images_per_sec},
-                    {"predicted_images_per_sec", r.predicted_images_per_sec},
-                    {"error", r.error},
-                    {"repeats", r.repeats},
-                    {"measured_std_error", r.measured_std_error},
-                    {"fidelity", r.fidelity}});
-  Json out = {{"runs", runs}, {"mape", v.mape}};
-  if (v.interval_log_sd > 0.0) {
-    for (size_t i = 0; i < v.rows.size(); ++i)
-      out["runs"][i]["predicted_interval"] = {v.rows[i].interval_low, v.rows[i].interval_high};
-    out["interval"] = {{"level", 0.9}, {"log_sd", v.interval_log_sd}, {"inside", v.inside_interval},
-                       {"runs", v.rows.size()}};
-  }
-  return out;
-}
-
-std::string validation_table(const Validation& v) {
-  size_t width = 4;
-  bool repeats = false;
-  for (const ValidationRow& r : v.rows) {
-    width = std::max(width, r.id.size());
-    repeats = repeats || r.repeats > 1;
-  }
-  std::string out = fmt::format("{:<{}} {:>12} {:>12} {:>8}{}\n", "run", width, "measured", "predicted", "error",
-                                repeats ? "   repeats  std. error" : "");
-  for (const ValidationRow& r : v.rows) {
-    out += fmt::format("{:<{}} {:>12.1f} {:>12.1f} {:>+7.1f}%", r.id, width, r.measured_images_per_sec,
-                       r.predicted_images_per_sec, 100.0 * r.error);
-    if (repeats) out += fmt::format(" {:>9} {:>10.1f}%", r.repeats, 100.0 * r.measured_std_error);
-    out += "\n";
-  }
-  out += fmt::format("MAPE {:.2f}% over {} runs (images/s; error = (predicted - measured) / measured)\n", v.mape,
-                     v.rows.size());
-  std::vector<std::string> parts;
-  for (const auto& [f, what] : {std::pair{"message", "at message level"}, std::pair{"fast", "in the fast mode"}}) {
-    const auto n = std::count_if(v.rows.begin(), v.rows.end(), [f = f](const ValidationRow& r) { return r.fidelity == f; });
-    if (n > 0) parts.push_back(fmt::format("{} {}", n, what));
-  }
-  if (!parts.empty())
-    out += fmt::format("simulated as predict does (message level up to {} GPUs and for asynchronous plans, fast mode "
-                       "above): {}\n", sim::kAutoFastAboveGpus, fmt::join(parts, ", "));
-  if (v.interval_log_sd > 0.0)
-    out += fmt::format("inside the 90% prediction interval: {} of {} runs ({:.0f}%)\n", v.inside_interval,
-                       v.rows.size(), v.rows.empty() ? 0.0 : 100.0 * v.inside_interval / static_cast<double>(v.rows.size()));
-  return out;
 }
 
 }  // namespace scaletwin::calibrate

@@ -130,7 +130,7 @@ int run_calibrate(const CalibrateArgs& a) {
   Json fit_json = calibrate::fit_to_json(fit);
   if (!benches.empty()) fit_json["collective_benchmarks"] = benches;
   if (!jitter.empty()) fit_json["compute_jitter"] = calibrate::measured_jitter_to_json(jitter);
-  calibrate::Validation holdout;
+  report::Validation holdout;
   if (!held.empty()) {
     holdout = calibrate::validate_runs(held, fit.calibration, a.jobs);
     fit_json["holdout"] = {{"filter", a.holdout}, {"runs", held.size()}, {"mape", holdout.mape}};
@@ -141,8 +141,8 @@ int run_calibrate(const CalibrateArgs& a) {
   write_json_output(a.output, file);
   if (!a.json.empty()) {
     Json result = {{"calibration", a.output}, {"fit", fit_json}};
-    if (options.validate) result["in_sample"] = calibrate::validation_to_json(fit.in_sample);
-    if (!held.empty()) result["holdout"] = calibrate::validation_to_json(holdout);
+    if (options.validate) result["in_sample"] = report::validation_to_json(fit.in_sample);
+    if (!held.empty()) result["holdout"] = report::validation_to_json(holdout);
     write_json_output(a.json, result);
   }
   if (a.json != "-") {
@@ -156,7 +156,7 @@ int run_calibrate(const CalibrateArgs& a) {
       std::cout << fmt::format("{}: compute jitter {:.2f}% (measured, mean of {} run(s))\n", m.device,
                                100.0 * m.value, m.runs.size());
     if (!held.empty())
-      std::cout << fmt::format("held out ({}):\n", a.holdout) << calibrate::validation_table(holdout);
+      std::cout << fmt::format("held out ({}):\n", a.holdout) << report::validation_table(holdout);
     std::cout << fmt::format("calibration written to {}\n", a.output);
   }
   return kExitOk;

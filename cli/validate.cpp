@@ -10,7 +10,7 @@
 // --json: {"runs": [{"id", "measured_images_per_sec", "predicted_images_per_sec", "error"}], "mape"} with
 // error = (predicted - measured) / measured and mape = mean |error| in percent (../shared/spec.md).
 // --report DIR writes DIR/report.json (the same JSON) and DIR/report.html (charts of predicted against measured,
-// the runs with their errors, the calibration used: calibrate/validate_report.hpp). Progress (one tick per
+// the runs with their errors, the calibration used: report/validation.hpp). Progress (one tick per
 // simulated run) goes to stderr unless --quiet.
 // --convergence FILE checks a convergence model (calibrate --convergence) on runs of scaletwin run
 // --target-accuracy: each run's images and time to the target predicted (the time at the run's own measured pace),
@@ -27,11 +27,11 @@
 #include "calibrate/fit.hpp"
 #include "calibrate/jitter.hpp"
 #include "calibrate/validate.hpp"
-#include "calibrate/validate_report.hpp"
 #include "cli/command.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/progress.hpp"
+#include "report/validation.hpp"
 
 namespace scaletwin::cli {
 
@@ -49,16 +49,15 @@ struct ValidateArgs {
   std::string convergence;
 };
 
-void write_report(const ValidateArgs& a, const std::vector<calibrate::MeasuredRun>& runs,
-                  const calibrate::Validation& v, const sim::Calibration& calibration) {
+void write_report(const ValidateArgs& a, const report::Validation& v, const sim::Calibration& calibration) {
   std::filesystem::create_directories(a.report_dir);
   const std::filesystem::path dir(a.report_dir);
-  calibrate::ValidationReportContext context;
+  report::ValidationReportContext context;
   context.measurement_files = a.measurements;
   context.calibration_source = a.calibration;
   context.calibration = sim::calibration_to_json(calibration);
-  write_json_output((dir / "report.json").string(), calibrate::validation_to_json(v));
-  write_file_atomic((dir / "report.html").string(), calibrate::validation_html(runs, v, context));
+  write_json_output((dir / "report.json").string(), report::validation_to_json(v));
+  write_file_atomic((dir / "report.html").string(), report::validation_html(v, context));
 }
 
 // --cv FILTER: calibrate on the runs FILTER selects, starting from the given calibration, and validate the others
@@ -110,17 +109,17 @@ int run_validate(const ValidateArgs& a) {
   sim::Calibration calibration = sim::choose_calibration(a.calibration.empty() ? "none" : a.calibration, device).calibration;
   if (!a.cv.empty()) calibration = fit_for_cv(a, runs, calibration);
   Progress progress("validate", runs.size(), progress_style_for_stderr(a.quiet));
-  calibrate::Validation v;
+  report::Validation v;
   {
     const ProgressScope scope(progress);  // calibrate/simulate.cpp ticks it per finished run
     v = calibrate::validate_runs(runs, calibration, a.jobs);
   }
   progress.finish();
-  if (!a.report_dir.empty()) write_report(a, runs, v, calibration);
+  if (!a.report_dir.empty()) write_report(a, v, calibration);
   if (!a.json.empty())
-    write_json_output(a.json, calibrate::validation_to_json(v));
+    write_json_output(a.json, report::validation_to_json(v));
   else
-    std::cout << calibrate::validation_table(v);
+    std::cout << report::validation_table(v);
   return kExitOk;
 }
 

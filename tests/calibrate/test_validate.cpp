@@ -11,10 +11,11 @@
 #include <vector>
 
 #include "calibrate/validate.hpp"
-#include "calibrate/validate_report.hpp"
 #include "report/report.hpp"
+#include "report/validation.hpp"
 
 using namespace scaletwin::calibrate;
+using namespace scaletwin::report;
 
 TEST_CASE("error = (predicted - measured) / measured, MAPE = mean |error| in percent", "[unit]") {
   // errors: (110-100)/100 = +0.10, (150-200)/200 = -0.25, (40-40)/40 = 0  ->  MAPE = 100 * 0.35 / 3
@@ -36,7 +37,7 @@ TEST_CASE("error = (predicted - measured) / measured, MAPE = mean |error| in per
   CHECK(table.find("MAPE 11.67%") != std::string::npos);
 }
 
-// The validation report page (calibrate/validate_report.hpp): runs with hand-picked predictions, so every error
+// The validation report page (report/validation.hpp): runs with hand-picked predictions, so every error
 // label and every pixel position below is computed by hand.
 namespace {
 
@@ -70,6 +71,13 @@ Json run(const std::string& id, const std::string& model, int gpus, const Json& 
           {"batch_per_gpu", 64}, {"data", "synthetic"}, {"scheme", scheme}, {"images_per_sec", images_per_sec}};
 }
 
+// The rows of v labelled with their runs, as validate_runs labels them.
+Validation labelled(Validation v, const std::vector<MeasuredRun>& runs) {
+  REQUIRE(v.rows.size() == runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) v.rows[i].run = run_labels(runs[i]);
+  return v;
+}
+
 }  // namespace
 
 TEST_CASE("the validation report charts every run with its error and lists runs, MAPE and calibration", "[unit]") {
@@ -88,7 +96,7 @@ TEST_CASE("the validation report charts every run with its error and lists runs,
   context.measurement_files = {"m.json"};
   context.calibration_source = "k80.json";
   context.calibration = {{"message_overhead_s", 5e-6}};
-  const std::string html = validation_html(runs, v, context);
+  const std::string html = validation_html(labelled(v, runs), context);
 
   // One complete, self-contained page: the parity chart and one chart per configuration (resnet50, vgg16).
   CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
@@ -186,7 +194,7 @@ TEST_CASE("the validation chart of eight schemes at one GPU count has no overlap
   }
   const auto runs = parse_measurements({{"format", "scaletwin-measurements/1"}, {"runs", runs_json}}, "m.json");
   const Validation v = make_validation(ids, measured, predicted);
-  const std::string svg = chart(validation_html(runs, v, ValidationReportContext{}), "config-1");
+  const std::string svg = chart(validation_html(labelled(v, runs), ValidationReportContext{}), "config-1");
 
   const std::vector<TextBox> boxes = label_boxes(svg);
   REQUIRE(boxes.size() == 8);

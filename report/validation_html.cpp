@@ -1,6 +1,5 @@
-// The validation report page (see validate_report.hpp). Pure string building over the runs and their validation
-// rows: the same input gives the same page.
-#include "calibrate/validate_report.hpp"
+// The validation page (see validation.hpp). Pure string building over the validation rows: the same input gives
+// the same page.
 
 #include <fmt/format.h>
 
@@ -8,25 +7,26 @@
 #include <map>
 #include <set>
 
-#include "core/error.hpp"
 #include "core/units.hpp"
 #include "report/html.hpp"
+#include "report/report.hpp"
 #include "report/svg_chart.hpp"
+#include "report/validation.hpp"
 
-namespace scaletwin::calibrate {
+namespace scaletwin::report {
 
 namespace {
 
-using report::svg::escape;
+using svg::escape;
 
 struct Point {
-  const MeasuredRun* run;
+  const RunLabels* run;
   const ValidationRow* row;
 };
 
 // Runs that differ only in GPU count and scheme share a chart.
-std::string configuration_of(const MeasuredRun& r) {
-  return fmt::format("{} · {} · batch {} per GPU · {} data", r.model, r.cluster, r.batch_per_gpu, plan::data_name(r.data));
+std::string configuration_of(const RunLabels& r) {
+  return fmt::format("{} · {} · batch {} per GPU · {} data", r.model, r.cluster, r.batch_per_gpu, r.data);
 }
 
 // Keys in order of first appearance, each with its points.
@@ -43,20 +43,20 @@ std::vector<std::pair<std::string, std::vector<Point>>> group_by(const std::vect
   return out;
 }
 
-double iteration_s(const MeasuredRun& r, double images_per_sec) {
-  return static_cast<double>(r.batch_per_gpu) * r.gpus() / images_per_sec;
+double iteration_s(const RunLabels& r, double images_per_sec) {
+  return static_cast<double>(r.batch_per_gpu) * r.gpus / images_per_sec;
 }
 
 std::string parity_chart(const std::vector<Point>& points) {
   double max_rate = 0.0;
   for (const Point& p : points)
     max_rate = std::max({max_rate, p.row->measured_images_per_sec, p.row->predicted_images_per_sec});
-  const report::svg::Axis x = report::svg::linear_axis("measured images/s", max_rate);
-  report::svg::Axis y = report::svg::linear_axis("predicted images/s", max_rate);
-  std::vector<report::svg::Series> series;
-  const auto by_scheme = group_by(points, [](const MeasuredRun& r) { return run_field(r, "scheme"); });
+  const svg::Axis x = svg::linear_axis("measured images/s", max_rate);
+  svg::Axis y = svg::linear_axis("predicted images/s", max_rate);
+  std::vector<svg::Series> series;
+  const auto by_scheme = group_by(points, [](const RunLabels& r) { return r.scheme_family; });
   for (size_t k = 0; k < by_scheme.size(); ++k) {
-    report::svg::Series s{by_scheme[k].first, report::series_color(k), {}, {}, false, true, {}};
+    svg::Series s{by_scheme[k].first, series_color(k), {}, {}, false, true, {}};
     for (const Point& p : by_scheme[k].second) {
       s.x.push_back(p.row->measured_images_per_sec);
       s.y.push_back(p.row->predicted_images_per_sec);
@@ -64,15 +64,15 @@ std::string parity_chart(const std::vector<Point>& points) {
     series.push_back(std::move(s));
   }
   series.push_back({"predicted = measured", "#7f7f7f", {0.0, x.max}, {0.0, x.max}, true, false, {}});
-  report::svg::Frame frame;
+  svg::Frame frame;
   frame.width = frame.height = 420.0;
-  return report::svg::line_chart("parity", "Predicted against measured", x, y, series, frame);
+  return svg::line_chart("parity", "Predicted against measured", x, y, series, frame);
 }
 
-report::svg::Axis gpu_axis(const std::vector<Point>& points) {
+svg::Axis gpu_axis(const std::vector<Point>& points) {
   std::set<int> counts;
-  for (const Point& p : points) counts.insert(p.run->gpus());
-  report::svg::Axis a;
+  for (const Point& p : points) counts.insert(p.run->gpus);
+  svg::Axis a;
   a.label = "GPUs";
   a.log2 = true;
   a.min = *counts.begin();
@@ -84,30 +84,30 @@ report::svg::Axis gpu_axis(const std::vector<Point>& points) {
 
 // One configuration: measured (solid) and predicted (dashed, labelled with errors) images/s per scheme.
 std::string configuration_chart(size_t index, const std::string& title, const std::vector<Point>& points) {
-  const auto by_scheme = group_by(points, [](const MeasuredRun& r) { return r.scheme.describe(); });
-  std::vector<report::svg::Series> series;
+  const auto by_scheme = group_by(points, [](const RunLabels& r) { return r.scheme; });
+  std::vector<svg::Series> series;
   double max_rate = 0.0;
   std::string caption;
   for (size_t k = 0; k < by_scheme.size(); ++k) {
     std::vector<Point> sorted = by_scheme[k].second;
     std::stable_sort(sorted.begin(), sorted.end(),
-                     [](const Point& a, const Point& b) { return a.run->gpus() < b.run->gpus(); });
+                     [](const Point& a, const Point& b) { return a.run->gpus < b.run->gpus; });
     const std::string tag = by_scheme.size() == 1 ? "" : fmt::format("({}) ", k + 1);
-    report::svg::Series measured{tag + "measured", report::series_color(k), {}, {}, false, false, {}};
-    report::svg::Series predicted{tag + "predicted", report::series_color(k), {}, {}, true, false, {}};
+    svg::Series measured{tag + "measured", series_color(k), {}, {}, false, false, {}};
+    svg::Series predicted{tag + "predicted", series_color(k), {}, {}, true, false, {}};
     for (const Point& p : sorted) {
-      measured.x.push_back(p.run->gpus()), measured.y.push_back(p.row->measured_images_per_sec);
-      predicted.x.push_back(p.run->gpus()), predicted.y.push_back(p.row->predicted_images_per_sec);
-      predicted.labels.push_back(tag + report::error_label(p.row->error));  // "(3) +1.2%": the scheme and its error
+      measured.x.push_back(p.run->gpus), measured.y.push_back(p.row->measured_images_per_sec);
+      predicted.x.push_back(p.run->gpus), predicted.y.push_back(p.row->predicted_images_per_sec);
+      predicted.labels.push_back(tag + error_label(p.row->error));  // "(3) +1.2%": the scheme and its error
       max_rate = std::max({max_rate, p.row->measured_images_per_sec, p.row->predicted_images_per_sec});
     }
     series.push_back(std::move(measured));
     series.push_back(std::move(predicted));
     caption += fmt::format("<li>{}{}</li>", escape(tag), escape(by_scheme[k].first));
   }
-  const std::string svg = report::svg::line_chart(fmt::format("config-{}", index + 1), title, gpu_axis(points),
-                                                  report::svg::linear_axis("images/s", max_rate * 1.1), series);
-  return "<figure>\n" + svg + "<figcaption><ul>" + caption + "</ul></figcaption>\n</figure>\n";
+  const std::string chart = svg::line_chart(fmt::format("config-{}", index + 1), title, gpu_axis(points),
+                                            svg::linear_axis("images/s", max_rate * 1.1), series);
+  return "<figure>\n" + chart + "<figcaption><ul>" + caption + "</ul></figcaption>\n</figure>\n";
 }
 
 std::string cell(const std::string& text) { return "<td>" + escape(text) + "</td>"; }
@@ -118,21 +118,21 @@ std::string runs_table(const std::vector<Point>& points) {
       "<th>batch</th><th>data</th><th>scheme</th><th>measured images/s</th><th>predicted images/s</th>"
       "<th>measured iteration</th><th>predicted iteration</th><th>error</th></tr>\n";
   for (const Point& p : points) {
-    const MeasuredRun& r = *p.run;
-    out += "<tr data-run=\"" + escape(r.id) + "\">" + cell(r.id) + cell(std::to_string(r.gpus())) +
+    const RunLabels& r = *p.run;
+    out += "<tr data-run=\"" + escape(p.row->id) + "\">" + cell(p.row->id) + cell(std::to_string(r.gpus)) +
            cell(std::to_string(r.nodes)) + cell(r.model) + cell(r.cluster) + cell(std::to_string(r.batch_per_gpu)) +
-           cell(plan::data_name(r.data)) + cell(r.scheme.describe()) + cell(fmt::format("{:.1f}", p.row->measured_images_per_sec)) +
+           cell(r.data) + cell(r.scheme) + cell(fmt::format("{:.1f}", p.row->measured_images_per_sec)) +
            cell(fmt::format("{:.1f}", p.row->predicted_images_per_sec)) +
            cell(format_seconds(iteration_s(r, p.row->measured_images_per_sec))) +
-           cell(format_seconds(iteration_s(r, p.row->predicted_images_per_sec))) + cell(report::error_label(p.row->error)) +
+           cell(format_seconds(iteration_s(r, p.row->predicted_images_per_sec))) + cell(error_label(p.row->error)) +
            "</tr>\n";
   }
   return out + "</table>\n";
 }
 
 std::string header(const Validation& v, const ValidationReportContext& c) {
-  std::string out = fmt::format("<h1>Validation: {} runs, MAPE {:.2f}%</h1>\n<table class=\"kv\">\n", v.rows.size(),
-                                v.mape);
+  std::string out =
+      fmt::format("<h1>Validation: {} runs, MAPE {:.2f}%</h1>\n<table class=\"kv\">\n", v.rows.size(), v.mape);
   for (const std::string& f : c.measurement_files) out += "<tr><th>measurements</th>" + cell(f) + "</tr>\n";
   out += "<tr><th>calibration</th>" + cell(c.calibration_source) + "</tr>\n";
   out += "<tr><th>MAPE</th><td class=\"mape\">" + fmt::format("{:.2f}%", v.mape) + "</td></tr>\n";
@@ -142,12 +142,9 @@ std::string header(const Validation& v, const ValidationReportContext& c) {
 
 }  // namespace
 
-
-std::string validation_html(const std::vector<MeasuredRun>& runs, const Validation& v,
-                            const ValidationReportContext& context) {
-  ST_ASSERT(runs.size() == v.rows.size(), "validation report: one row per run");
+std::string validation_html(const Validation& v, const ValidationReportContext& context) {
   std::vector<Point> points;
-  for (size_t i = 0; i < runs.size(); ++i) points.push_back({&runs[i], &v.rows[i]});
+  for (const ValidationRow& row : v.rows) points.push_back({&row.run, &row});
   std::string body = header(v, context);
   if (!points.empty()) {
     body += "<h2>Predicted against measured</h2>\n<div class=\"charts\">\n" + parity_chart(points) + "</div>\n";
@@ -159,8 +156,8 @@ std::string validation_html(const std::vector<MeasuredRun>& runs, const Validati
   }
   body += "<h2>Runs</h2>\n" + runs_table(points);
   body += fmt::format("<p class=\"mape\">MAPE {:.2f}% over {} runs</p>\n", v.mape, v.rows.size());
-  if (!context.calibration.is_null()) body += report::calibration_details(context.calibration_source, context.calibration);
-  return report::html_page(fmt::format("scaletwin validate: MAPE {:.2f}%", v.mape), body);
+  if (!context.calibration.is_null()) body += calibration_details(context.calibration_source, context.calibration);
+  return html_page(fmt::format("scaletwin validate: MAPE {:.2f}%", v.mape), body);
 }
 
-}  // namespace scaletwin::calibrate
+}  // namespace scaletwin::report

@@ -1,0 +1,98 @@
+// Validation rows, their MAPE and prediction intervals, as JSON and as a table (see validation.hpp).
+#include "report/validation.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "core/error.hpp"
+#include "report/report.hpp"
+
+namespace scaletwin::report {
+
+Validation make_validation(const std::vector<std::string>& ids, const std::vector<double>& measured,
+                           const std::vector<double>& predicted) {
+  ST_ASSERT(ids.size() == measured.size() && ids.size() == predicted.size(), "validation: one figure per run");
+  Validation v;
+  double sum = 0.0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const double error = (predicted[i] - measured[i]) / measured[i];
+    ValidationRow row;
+    row.id = ids[i];
+    row.measured_images_per_sec = measured[i];
+    row.predicted_images_per_sec = predicted[i];
+    row.error = error;
+    v.rows.push_back(std::move(row));
+    sum += std::abs(error);
+  }
+  v.mape = ids.empty() ? 0.0 : 100.0 * sum / static_cast<double>(ids.size());
+  return v;
+}
+
+void set_intervals(Validation& v, double log_sd) {
+  v.interval_log_sd = log_sd;
+  v.inside_interval = 0;
+  if (log_sd <= 0.0) return;
+  for (ValidationRow& r : v.rows) {
+    std::tie(r.interval_low, r.interval_high) = prediction_interval(r.predicted_images_per_sec, log_sd);
+    if (r.measured_images_per_sec >= r.interval_low && r.measured_images_per_sec <= r.interval_high) ++v.inside_interval;
+  }
+}
+
+Json validation_to_json(const Validation& v) {
+  Json runs = Json::array();
+  for (const ValidationRow& r : v.rows)
+    runs.push_back({{"id", r.id},
+                    {"measured_images_per_sec", r.measured_images_per_sec},
+                    {"predicted_images_per_sec", r.predicted_images_per_sec},
+                    {"error", r.error},
+                    {"repeats", r.repeats},
+                    {"measured_std_error", r.measured_std_error},
+                    {"fidelity", r.fidelity}});
+  Json out = {{"runs", runs}, {"mape", v.mape}};
+  if (v.interval_log_sd > 0.0) {
+    for (size_t i = 0; i < v.rows.size(); ++i)
+      out["runs"][i]["predicted_interval"] = {v.rows[i].interval_low, v.rows[i].interval_high};
+    out["interval"] = {{"level", 0.9}, {"log_sd", v.interval_log_sd}, {"inside", v.inside_interval},
+                       {"runs", v.rows.size()}};
+  }
+  return out;
+}
+
+std::string validation_table(const Validation& v) {
+  size_t width = 4;
+  bool repeats = false;
+  for (const ValidationRow& r : v.rows) {
+    width = std::max(width, r.id.size());
+    repeats = repeats || r.repeats > 1;
+  }
+  std::string out = fmt::format("{:<{}} {:>12} {:>12} {:>8}{}\n", "run", width, "measured", "predicted", "error",
+                                repeats ? "   repeats  std. error" : "");
+  for (const ValidationRow& r : v.rows) {
+    out += fmt::format("{:<{}} {:>12.1f} {:>12.1f} {:>+7.1f}%", r.id, width, r.measured_images_per_sec,
+                       r.predicted_images_per_sec, 100.0 * r.error);
+    if (repeats) out += fmt::format(" {:>9} {:>10.1f}%", r.repeats, 100.0 * r.measured_std_error);
+    out += "\n";
+  }
+  out += fmt::format("MAPE {:.2f}% over {} runs (images/s; error = (predicted - measured) / measured)\n", v.mape,
+                     v.rows.size());
+  std::vector<std::string> parts;
+  for (const auto& [f, what] : {std::pair{"message", "at message level"}, std::pair{"fast", "in the fast mode"}}) {
+    const auto n = std::count_if(v.rows.begin(), v.rows.end(), [f = f](const ValidationRow& r) { return r.fidelity == f; });
+    if (n > 0) parts.push_back(fmt::format("{} {}", n, what));
+  }
+  if (!parts.empty() && v.fast_above_gpus > 0)
+    out += fmt::format("simulated as predict does (message level up to {} GPUs and for asynchronous plans, fast mode "
+                       "above): {}\n", v.fast_above_gpus, fmt::join(parts, ", "));
+  else if (!parts.empty())
+    out += fmt::format("simulated: {}\n", fmt::join(parts, ", "));
+  if (v.interval_log_sd > 0.0)
+    out += fmt::format("inside the 90% prediction interval: {} of {} runs ({:.0f}%)\n", v.inside_interval,
+                       v.rows.size(), v.rows.empty() ? 0.0 : 100.0 * v.inside_interval / static_cast<double>(v.rows.size()));
+  return out;
+}
+
+}  // namespace scaletwin::report

@@ -1,0 +1,81 @@
+// A validation: measured runs beside their predictions, the error of each and the mean absolute percentage error,
+// with its renderings (JSON, table, HTML page). calibrate/validate.hpp fills one by simulating measured runs.
+//
+//   error = (predicted - measured) / measured        mape = 100 * mean |error|        (../shared/spec.md)
+//
+// The HTML page of `validate --report DIR` (DIR/report.html) is one self-contained page (inline CSS and SVG, no
+// scripts, nothing fetched) that shows how far the predictions are from the measured runs:
+//
+//   - a parity chart: predicted against measured images/s for every run, one colour per scheme family, beside the
+//     line predicted = measured;
+//   - one chart per configuration (model, cluster, batch per GPU, data): images/s against GPUs, for each scheme the
+//     measured runs (solid) and the predictions (dashed, hollow markers), every prediction labelled with its
+//     error "+3.1%";
+//   - the table of runs (id, GPUs, scheme, measured and predicted images/s and iteration time, error) and the MAPE;
+//   - the calibration used: its source and its values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/json_reader.hpp"
+
+namespace scaletwin::report {
+
+// What the page shows of a measured run beside its figures (calibrate/validate.cpp fills it from the run).
+struct RunLabels {
+  int gpus = 0;
+  int nodes = 0;
+  std::string model, cluster;
+  int64_t batch_per_gpu = 0;
+  std::string data;           // "synthetic" | "real"
+  std::string scheme;         // described: "allreduce(ring, 25 MB buckets, overlapped)"
+  std::string scheme_family;  // the parity chart's colour: "ps", "allreduce", "hybrid"
+};
+
+struct ValidationRow {
+  std::string id;
+  double measured_images_per_sec = 0.0;
+  double predicted_images_per_sec = 0.0;
+  double error = 0.0;  // (predicted - measured) / measured
+  int repeats = 1;                    // runs pooled into the measured figure (calibrate/measurements.hpp)
+  double measured_std_error = 0.0;    // relative standard error of the measured figure (0 for one run)
+  double interval_low = 0.0, interval_high = 0.0;  // the prediction's 90% interval (0, 0 without one)
+  std::string fidelity = "";  // the simulator that predicted it ("message" or "fast": predict's rule); "" when unknown
+  RunLabels run;
+};
+
+struct Validation {
+  std::vector<ValidationRow> rows;
+  double mape = 0.0;  // percent
+  // The calibration's prediction interval (its prediction_log_sd; 0: none) and how many measured figures fall
+  // inside it.
+  double interval_log_sd = 0.0;
+  int inside_interval = 0;
+  int fast_above_gpus = 0;  // predict's rule for the rows' fidelity (0: not stated)
+};
+
+// Builds the rows and the MAPE from measured and predicted figures (same order and length).
+Validation make_validation(const std::vector<std::string>& ids, const std::vector<double>& measured,
+                           const std::vector<double>& predicted);
+
+// Sets every row's 90% interval from log_sd and counts the measured figures inside.
+void set_intervals(Validation& v, double log_sd);
+
+// {"runs": [{"id", "measured_images_per_sec", "predicted_images_per_sec", "error", "repeats",
+// "measured_std_error", "fidelity"[, "predicted_interval"]}], "mape"[, "interval"]}
+Json validation_to_json(const Validation& v);
+// One line per run and the MAPE, for people; with repeats, their number and the measured figure's standard error.
+std::string validation_table(const Validation& v);
+
+struct ValidationReportContext {
+  std::vector<std::string> measurement_files;
+  std::string calibration_source;  // the calibration file, or how it was obtained
+  Json calibration;                // sim::calibration_to_json(...); null: not shown
+};
+
+// The page described above. Charts from svg_chart.hpp, the frame and the calibration table from html.hpp.
+std::string validation_html(const Validation& v, const ValidationReportContext& context);
+
+}  // namespace scaletwin::report
