@@ -8,7 +8,7 @@
 // match each other's messages), and sends and receives of one (peer, channel) are posted in program order.
 // Progress is MPI_Testsome over every outstanding request (progress(), test(), and wait() in a loop with an
 // IdleBackoff between fruitless polls, instead of MPI_Waitsome, which busy-polls the core).
-// No algorithm has a name here: ring, trees, parameter servers are all just schedules.
+// No algorithm has a name here: every collective, whatever its generator, is just a schedule.
 //
 // Overlap with compute: start() returns at once after posting the steps that have no deps; the training driver
 // launches a bucket's all-reduce as soon as its gradients are ready and calls progress() between layers of the

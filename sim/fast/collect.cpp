@@ -37,8 +37,8 @@ std::optional<plan::Schedule> dataflow_schedule(const plan::IterationPlan& plan,
   plan::Schedule made = materialized ? schedule : plan::make_schedule(*recipe);
   const CollectiveRounds rounds = !materialized && symbolic ? std::move(*symbolic) : plan::rounds_of(made);
   // Every step-level event re-solves the rates of the flows in flight: schedules whose rounds hold more than
-  // kDataflowMaxFlowsPerRank flows per rank (direct: p(p-1) at once) stay in lockstep rounds, where that cost is
-  // paid once per round and memoized.
+  // kDataflowMaxFlowsPerRank flows per rank (all-to-all rounds: p(p-1) at once) stay in lockstep rounds, where that
+  // cost is paid once per round and memoized.
   for (const std::vector<RankFlow>& pattern : rounds.patterns)
     if (pattern.size() > static_cast<size_t>(kDataflowMaxFlowsPerRank * schedule.ranks)) return std::nullopt;
   if (made.total_steps() > kDataflowMaxSteps) return std::nullopt;

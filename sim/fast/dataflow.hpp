@@ -6,11 +6,11 @@
 // copies — but driven by the fast mode's event loop and flow network instead of SimGrid.
 //
 // Why: lockstep rounds (plan/rounds.hpp) wait for the slowest transfer of every round. Where a round mixes fast
-// and slow links (pipelined trees across NVLink/PCIe and the network, binomial trees of local aggregation, the
+// and slow links (pipelined trees across NVLink/PCIe and the network, the trees of local aggregation, the
 // pushes of a parameter server) or where several collectives overlap and their ranks drift apart, ranks of the
 // message level run ahead and lockstep was up to 8% pessimistic. Cost: one event per step instead of per round,
 // so the fast mode uses it only for schedules up to kDataflowMaxSteps steps (plan.cpp) and keeps lockstep
-// rounds for the symbolic ring and for larger schedules.
+// rounds for the schedules whose symbolic rounds are exact in lockstep and for larger schedules.
 //
 // A DataflowRun does not own time: its methods return the actions the event loop must take (a timer, a flow to
 // put into the network, a rank whose part is complete), and the loop calls back when a timer or a flow ends.

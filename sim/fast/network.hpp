@@ -11,7 +11,7 @@
 //
 // Memoization: a pattern is identified by its flows (same flows → same id), a combination by the sorted multiset
 // of its pattern ids; the rates of a combination are computed once. Rounds of collectives whose network state
-// repeats (every ring step, every bucket of a data-parallel all-reduce) cost one lookup.
+// repeats (every step around a cycle of ranks, every bucket of a data-parallel all-reduce) cost one lookup.
 #pragma once
 
 #include <cstdint>
