@@ -10,9 +10,7 @@ namespace scaletwin::calibrate {
 
 std::vector<report::RunRecord> load_measured_records(const std::string& path) {
   std::vector<report::RunRecord> out;
-  for (const MeasuredRun& run : load_measurements(path))
-    out.push_back(report::measured_record(JsonObject(run.raw, path, run.json_path), run.id, run.gpus(),
-                                          static_cast<double>(run.batch_per_gpu) * run.gpus(), run.images_per_sec));
+  for (const MeasuredRun& run : load_measurements(path)) out.push_back(run_record(run));
   return out;
 }
 

@@ -215,6 +215,11 @@ plan::Scenario scenario_of(const MeasuredRun& run) {
   return s;
 }
 
+report::RunRecord run_record(const MeasuredRun& run) {
+  return report::measured_record(JsonObject(run.raw, run.file, run.json_path), run.id, run.gpus(),
+                                 static_cast<double>(run.batch_per_gpu) * run.gpus(), run.images_per_sec);
+}
+
 std::string run_field(const MeasuredRun& run, const std::string& field) {
   if (field == "gpus") return std::to_string(run.gpus());
   if (field == "nodes") return std::to_string(run.nodes);

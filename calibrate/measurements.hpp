@@ -16,6 +16,7 @@
 
 #include "core/json_reader.hpp"
 #include "plan/scenario.hpp"
+#include "report/run_record.hpp"
 
 namespace scaletwin::calibrate {
 
@@ -77,6 +78,11 @@ Json run_configuration(const MeasuredRun& run);
 
 // The scenario that reproduces a run (same model, cluster, nodes, GPUs per node, batch, scheme and data).
 plan::Scenario scenario_of(const MeasuredRun& run);
+
+// The run's figures as the record a prediction also becomes (report/run_record.hpp): images/s (pooled over
+// repeats), iteration time, and the phases, collectives and time to target it measured. compare and validate
+// read the measured side through it.
+report::RunRecord run_record(const MeasuredRun& run);
 
 // A field of a run as text for grouping and hold-out selection: gpus, nodes, gpus_per_node, batch_per_gpu,
 // model, cluster, data, scheme (the scheme's name) or any top-level field of the raw run. "" when absent.

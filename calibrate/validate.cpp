@@ -23,17 +23,15 @@ report::RunLabels run_labels(const MeasuredRun& r) {
 report::Validation validate_runs(const std::vector<MeasuredRun>& runs, const sim::Calibration& calibration,
                                  int parallel) {
   std::vector<SimJob> jobs;
-  std::vector<std::string> ids;
-  std::vector<double> measured;
+  std::vector<report::RunRecord> measured;
   for (const MeasuredRun& r : runs) {
     jobs.push_back(SimJob{scenario_of(r), r.gpus(), calibration});
-    ids.push_back(r.id);
-    measured.push_back(r.images_per_sec);
+    measured.push_back(run_record(r));
   }
   const std::vector<report::PointResult> points = simulate_all(jobs, parallel, sim::RunOptions{});
-  std::vector<double> predicted;
-  for (const report::PointResult& p : points) predicted.push_back(p.images_per_sec);
-  report::Validation v = report::make_validation(ids, measured, predicted);
+  std::vector<report::RunRecord> predicted;
+  for (const report::PointResult& p : points) predicted.push_back(report::predicted_record(p));
+  report::Validation v = report::make_validation(measured, predicted);
   v.fast_above_gpus = sim::kAutoFastAboveGpus;
   for (size_t i = 0; i < runs.size(); ++i) {
     v.rows[i].repeats = runs[i].repeats;

@@ -32,6 +32,18 @@ Validation make_validation(const std::vector<std::string>& ids, const std::vecto
   return v;
 }
 
+Validation make_validation(const std::vector<RunRecord>& measured, const std::vector<RunRecord>& predicted) {
+  ST_ASSERT(measured.size() == predicted.size(), "validation: one prediction per measured run");
+  std::vector<std::string> ids;
+  std::vector<double> measured_rate, predicted_rate;
+  for (size_t i = 0; i < measured.size(); ++i) {
+    ids.push_back(measured[i].id);
+    measured_rate.push_back(measured[i].images_per_sec);
+    predicted_rate.push_back(predicted[i].images_per_sec);
+  }
+  return make_validation(ids, measured_rate, predicted_rate);
+}
+
 void set_intervals(Validation& v, double log_sd) {
   v.interval_log_sd = log_sd;
   v.inside_interval = 0;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/json_reader.hpp"
+#include "report/run_record.hpp"
 
 namespace scaletwin::report {
 
@@ -59,6 +60,9 @@ struct Validation {
 // Builds the rows and the MAPE from measured and predicted figures (same order and length).
 Validation make_validation(const std::vector<std::string>& ids, const std::vector<double>& measured,
                            const std::vector<double>& predicted);
+// The same from records (report/run_record.hpp), measured[i] beside predicted[i]: ids from the measured side,
+// images/s from both.
+Validation make_validation(const std::vector<RunRecord>& measured, const std::vector<RunRecord>& predicted);
 
 // Sets every row's 90% interval from log_sd and counts the measured figures inside.
 void set_intervals(Validation& v, double log_sd);

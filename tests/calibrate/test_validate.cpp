@@ -245,3 +245,24 @@ TEST_CASE("validate simulates each run as predict would: message level up to 64 
   CHECK(validation_to_json(v).at("runs")[1].at("fidelity") == "fast");
   CHECK(validation_table(v).find("1 at message level, 1 in the fast mode") != std::string::npos);
 }
+
+TEST_CASE("validate compares run records: the measured run's record beside the prediction's", "[unit]") {
+  const Json doc = {{"format", "scaletwin-measurements/1"},
+                    {"runs",
+                     {{{"id", "a"}, {"cluster", "dgx-h200"}, {"nodes", 1}, {"gpus_per_node", 4}, {"model", "resnet50"},
+                       {"batch_per_gpu", 32}, {"scheme", {{"name", "allreduce"}}}, {"images_per_sec", 400.0},
+                       {"phases_per_iteration_s", {{"compute", 0.25}, {"data", 0.01}}}}}}};
+  const auto runs = parse_measurements(doc, "m.json");
+  const scaletwin::report::RunRecord measured = run_record(runs.at(0));
+  CHECK(measured.id == "a");
+  CHECK(measured.gpus == 4);
+  CHECK(measured.iteration_s == Approx(128.0 / 400.0));  // global batch 4 x 32 over images/s
+  CHECK(measured.phases_s.at("compute") == 0.25);
+  scaletwin::report::RunRecord predicted;
+  predicted.images_per_sec = 500.0;
+  const Validation v = make_validation({measured}, {predicted});
+  REQUIRE(v.rows.size() == 1);
+  CHECK(v.rows[0].id == "a");
+  CHECK(v.rows[0].error == Approx(0.25));
+  CHECK(v.mape == Approx(25.0));
+}
