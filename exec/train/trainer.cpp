@@ -193,6 +193,19 @@ void set_model_parallel_layers(detail::Context& ctx, int workers) {
   }
 }
 
+// The executor trains in fp32 (on --device cuda, convolutions may use TF32 tensor cores: CudaOptions::allow_tf32).
+// A scenario asking for bf16 or fp16 is refused rather than run in another precision than it says: mixed precision
+// (half copies of weights and activations, fp32 master weights, loss scaling for fp16) is not implemented. The
+// simulator predicts such a scenario at the device's half-precision peak (sim/compute_model.cpp).
+void check_precision(const plan::Scenario& scenario) {
+  if (scenario.training.precision == plan::Precision::kFp32) return;
+  throw InputError(scenario.file, "/training/precision",
+                   fmt::format("\"fp32\" for scaletwin run: the executor trains in fp32 (TF32 convolutions on "
+                               "--device cuda); bf16 and fp16 mixed precision is simulated by predict but not "
+                               "implemented by run (got \"{}\")",
+                               plan::precision_name(scenario.training.precision)));
+}
+
 void set_target_accuracy(detail::Context& ctx, const TrainOptions& options) {
   const plan::Training& training = ctx.scenario.training;
   ctx.target_accuracy = options.target_accuracy >= 0.0 ? options.target_accuracy : training.target_accuracy;
@@ -296,6 +309,7 @@ TrainResult train(plan::Point point, const TrainOptions& options, MPI_Comm comm)
   ctx.plan = std::move(point.plan);
   ST_ASSERT(static_cast<int>(ctx.plan.endpoints.size()) == ctx.ranks,
             fmt::format("the plan has {} endpoints for {} ranks", ctx.plan.endpoints.size(), ctx.ranks));
+  check_precision(scenario);
   set_model_parallel_layers(ctx, workers);
   set_target_accuracy(ctx, options);
 

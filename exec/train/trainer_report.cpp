@@ -133,6 +133,7 @@ Json make_report(const Context& ctx, const std::string& backend_name, const std:
       {"model", s.model},
       {"batch_per_gpu", s.batch_per_gpu},
       {"data", plan::data_name(s.training.data)},
+      {"precision", plan::precision_name(s.training.precision)},
       {"scheme", s.scheme.to_json()},
       {"servers", servers},
       {"device", ctx.options.device},

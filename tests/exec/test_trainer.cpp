@@ -62,6 +62,26 @@ TEST_CASE("trainer: the hybrid scheme on 2 ranks gives the weights of 1 rank", "
   check_matches_one_rank(trainer_scenario(scheme, 1, 2, 8));
 }
 
+TEST_CASE("trainer: a scenario in bf16 or fp16 is refused on every rank and the record states fp32", "[np2]") {
+  REQUIRE(world_size() == 2);
+  plan::Scenario s = trainer_scenario(allreduce("ring"), 1, 2, 8, 2);
+  const exec::TrainResult fp32 = exec::train(s, trainer_options(), MPI_COMM_WORLD);
+  if (fp32.rank == 0) CHECK(fp32.run.at("precision") == "fp32");
+  for (plan::Precision p : {plan::Precision::kBf16, plan::Precision::kFp16}) {
+    s.training.precision = p;
+    int64_t refused = 0;
+    try {
+      exec::train(s, trainer_options(), MPI_COMM_WORLD);
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      refused = what.find("trainer-test.json") != std::string::npos &&
+                what.find("/training/precision") != std::string::npos &&
+                what.find(plan::precision_name(p)) != std::string::npos;
+    }
+    CHECK(sum_over_ranks(refused) == 2);
+  }
+}
+
 TEST_CASE("trainer: a synchronous parameter server on 2 workers + 1 server gives the weights of 1 rank", "[np3]") {
   REQUIRE(world_size() == 3);
   const Json scheme = {{"name", "ps"}, {"mode", "sync"}, {"servers", 1}};
