@@ -20,6 +20,7 @@
 // reordered copy of them), and its inputs and output stay in place until its backward has run.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -146,6 +147,15 @@ class Backend {
   // used to place a model-parallel fc slice's output into the full activation and to take its gradient back.
   virtual void copy_2d(float* dst, int64_t dst_ld, const float* src, int64_t src_ld, int64_t rows, int64_t cols) = 0;
   virtual void sgd_update(float* weights, const float* grads, float* momentum, int64_t n, const SgdStep& step) = 0;
+  // Timing marks (run --trace): mark() is a point in this backend's stream of work, mark_time_s(m) the time, on
+  // the host's steady clock (seconds, as exec::detail::now_s), at which the work reached it. A synchronous backend
+  // (the CPU's) reaches a mark when it is taken: these defaults read the clock. A GPU backend records an event on
+  // its stream and times it once it has completed (mark_time_s then waits for it), so a span between two marks is
+  // the device's time, not the host's time to enqueue. Marks stay valid for the backend's lifetime.
+  virtual int64_t mark() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
+  virtual double mark_time_s(int64_t mark) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::duration(mark)).count();
+  }
   // The sum of squares of x[0, n) in double (the gradient noise scale's norms, exec/train/noise_scale.hpp). This
   // default downloads x to the host; a backend whose memory the host reads directly overrides it.
   virtual double sum_squares(const float* x, int64_t n) {

@@ -17,8 +17,8 @@ double positive_number(const JsonObject& o, const std::string& key) {
 }
 
 // "collectives": [{"label", "seconds"}] into label -> seconds (repeated labels add up).
-std::map<std::string, double> read_collectives(const JsonObject& parent) {
-  std::map<std::string, double> out;
+CollectiveTimes read_collectives(const JsonObject& parent) {
+  CollectiveTimes out;
   if (!parent.has("collectives")) return out;
   const Json& list = parent.get_array("collectives");
   for (size_t i = 0; i < list.size(); ++i) {
@@ -29,6 +29,30 @@ std::map<std::string, double> read_collectives(const JsonObject& parent) {
 }
 
 }  // namespace
+
+bool LabelOrder::operator()(const std::string& a, const std::string& b) const {
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (digit(a[i]) && digit(b[j])) {  // compare the two numbers: without leading zeros, the longer is larger
+      size_t ei = i, ej = j;
+      while (ei < a.size() && digit(a[ei])) ++ei;
+      while (ej < b.size() && digit(b[ej])) ++ej;
+      size_t si = i, sj = j;
+      while (si + 1 < ei && a[si] == '0') ++si;
+      while (sj + 1 < ej && b[sj] == '0') ++sj;
+      if (ei - si != ej - sj) return ei - si < ej - sj;
+      const int c = a.compare(si, ei - si, b, sj, ej - sj);
+      if (c != 0) return c < 0;
+      if (ei - i != ej - j) return ei - i < ej - j;  // "01" after "1": equal values, still distinct labels
+      i = ei, j = ej;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i, ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
+}
 
 RunRecord predicted_record(const PointResult& p) {
   RunRecord r;

@@ -18,6 +18,14 @@ namespace scaletwin::report {
 // The phases a record may carry, in the order they are written, compared and printed.
 inline constexpr const char* kRecordPhases[] = {"compute", "exposed_comm", "data", "idle"};
 
+// Plan labels in the order a reader expects: runs of digits compare as numbers ("bucket 2" before "bucket 10"),
+// the rest as text.
+struct LabelOrder {
+  bool operator()(const std::string& a, const std::string& b) const;
+};
+// Seconds per iteration by collective label, in label order.
+using CollectiveTimes = std::map<std::string, double, LabelOrder>;
+
 struct RunRecord {
   std::string id;         // a measured run's id; "" for a prediction
   std::string source;     // where the figures come from ("scaletwin run on HOST ...", a publication, predict)
@@ -26,7 +34,7 @@ struct RunRecord {
   double iteration_s = 0.0;
   double images_per_sec = 0.0;
   std::map<std::string, double> phases_s;
-  std::map<std::string, double> collectives_s;
+  CollectiveTimes collectives_s;
   // Time to accuracy where known (0: none): seconds and images to the target.
   double time_to_target_s = 0.0;
   double images_to_target = 0.0;

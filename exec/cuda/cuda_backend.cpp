@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "core/error.hpp"
 #include "exec/cuda/cuda_check.hpp"
@@ -117,9 +118,36 @@ CudaBackend::~CudaBackend() {
   cudaSetDevice(ctx_.device);
   cudaStreamSynchronize(ctx_.stream);
   ctx_.workspace = DeviceBytes();
+  for (cudaEvent_t e : marks_) cudaEventDestroy(e);
+  if (reference_ != nullptr) cudaEventDestroy(reference_);
   cublasDestroy(ctx_.cublas);
   cudnnDestroy(ctx_.cudnn);
   cudaStreamDestroy(ctx_.stream);
+}
+
+int64_t CudaBackend::mark() {
+  ctx_.activate();
+  if (reference_ == nullptr) {  // once: the stream drained, so the reference event's time is the host's now
+    ST_CUDA_CHECK(cudaEventCreate(&reference_));
+    ST_CUDA_CHECK(cudaEventRecord(reference_, ctx_.stream));
+    ST_CUDA_CHECK(cudaEventSynchronize(reference_));
+    reference_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  }
+  cudaEvent_t event = nullptr;
+  ST_CUDA_CHECK(cudaEventCreate(&event));
+  marks_.push_back(event);
+  ST_CUDA_CHECK(cudaEventRecord(event, ctx_.stream));
+  return static_cast<int64_t>(marks_.size()) - 1;
+}
+
+double CudaBackend::mark_time_s(int64_t mark) {
+  ST_ASSERT(mark >= 0 && mark < static_cast<int64_t>(marks_.size()), "a mark this backend did not make");
+  ctx_.activate();
+  const cudaEvent_t event = marks_[static_cast<size_t>(mark)];
+  ST_CUDA_CHECK(cudaEventSynchronize(event));
+  float ms = 0.0f;
+  ST_CUDA_CHECK(cudaEventElapsedTime(&ms, reference_, event));
+  return reference_s_ + 1e-3 * static_cast<double>(ms);
 }
 
 std::string CudaBackend::name() const {

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "exec/cuda/device_context.hpp"
 
@@ -31,10 +32,16 @@ class CudaBackend : public Backend {
   void scale(float* dst, float factor, int64_t n) override;
   void copy_2d(float* dst, int64_t dst_ld, const float* src, int64_t src_ld, int64_t rows, int64_t cols) override;
   void sgd_update(float* weights, const float* grads, float* momentum, int64_t n, const SgdStep& step) override;
+  // Events on the stream, timed against one reference event recorded on a drained stream (see Backend::mark).
+  int64_t mark() override;
+  double mark_time_s(int64_t mark) override;
 
  private:
   DeviceContext ctx_;
   std::string device_name_;
+  std::vector<cudaEvent_t> marks_;
+  cudaEvent_t reference_ = nullptr;  // created by the first mark
+  double reference_s_ = 0.0;         // the host's steady clock when the stream reached reference_
 };
 
 }  // namespace scaletwin::exec::cuda

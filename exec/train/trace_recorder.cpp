@@ -61,6 +61,19 @@ void TraceRecorder::compute(plan::Phase phase, double start_s, double end_s) {
   add(plan::phase_name(phase), "compute", kTraceComputeTrack, start_s, end_s);
 }
 
+void TraceRecorder::compute_marks(plan::Phase phase, int64_t start_mark, int64_t end_mark) {
+  if (active_) marked_.push_back({phase, start_mark, end_mark});
+}
+
+void TraceRecorder::resolve_marks(const std::function<double(int64_t)>& time_of) {
+  for (const MarkedSpan& m : marked_) {
+    const double start_s = time_of(m.start_mark), end_s = time_of(m.end_mark);
+    spans_.push_back({plan::phase_name(m.phase), "compute", kTraceComputeTrack, start_s - origin_s_,
+                      std::max(end_s, start_s) - origin_s_});
+  }
+  marked_.clear();
+}
+
 void TraceRecorder::collective(const plan::CollectiveInstance& c, double start_s, double end_s) {
   if (measuring_) collective_total_s_[c.label] += std::max(0.0, end_s - start_s);
   add(c.label, plan::collective_purpose_name(c.purpose), kTraceCommTrack, start_s, end_s);
@@ -90,11 +103,12 @@ Json gather_chrome_trace(const TraceRecorder* recorder, MPI_Comm comm) {
   return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
 }
 
-Json gather_collective_means(const TraceRecorder& recorder, bool contribute, const plan::IterationPlan& plan,
-                             MPI_Comm comm) {
+report::CollectiveTimes gather_collective_means(const TraceRecorder& recorder, bool contribute,
+                                                const plan::IterationPlan& plan, MPI_Comm comm) {
   const Json mine = contribute ? Json(recorder.collective_means_s()) : Json::object();
   const std::vector<std::string> texts = gather_texts(mine.dump(), comm);
-  if (texts.empty()) return nullptr;  // not rank 0
+  report::CollectiveTimes out;
+  if (texts.empty()) return out;  // not rank 0
   std::map<std::string, std::pair<double, int>> sum;  // label → (sum of the ranks' means, ranks)
   for (const std::string& text : texts) {
     const Json means = Json::parse(text);
@@ -104,12 +118,9 @@ Json gather_collective_means(const TraceRecorder& recorder, bool contribute, con
       ++ranks;
     }
   }
-  Json out = Json::array();
-  for (const plan::CollectiveInstance& c : plan.collectives) {
+  for (const plan::CollectiveInstance& c : plan.collectives) {  // a label shared by several collectives: once
     const auto it = sum.find(c.label);
-    if (it == sum.end()) continue;
-    out.push_back({{"label", c.label}, {"seconds", it->second.first / it->second.second}});
-    sum.erase(it);  // a label shared by several collectives (one per initiator) is listed once
+    if (it != sum.end()) out[c.label] = it->second.first / it->second.second;
   }
   return out;
 }

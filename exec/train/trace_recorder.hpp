@@ -11,10 +11,14 @@
 //
 // Granularity is what the executor observes: the forward pass is one "forward" span; the backward pass is cut at
 // each gradient-ready point (a "backward_weight" span ends where a layer's weight gradient is ready, the rest after
-// the last one is "backward_input"); a collective ends where the engine's pump sees it complete.
+// the last one is "backward_input"). Compute spans run between Backend::marks: on the CPU the host's clock, on a GPU
+// CUDA events on the backend's stream, so a span is the device's time (put on the host's clock through one reference
+// event the backend synchronises with once); batch assembly is host time; a collective starts when the engine
+// starts it and ends where its pump sees it complete (on a GPU, when the host finds the collective's event done).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -22,6 +26,7 @@
 #include "core/json_reader.hpp"
 #include "exec/comm/mpi_check.hpp"
 #include "plan/iteration_plan.hpp"
+#include "report/run_record.hpp"
 
 namespace scaletwin::exec {
 
@@ -50,6 +55,11 @@ class TraceRecorder {
   // Absolute steady-clock times; ignored while not active.
   void add(const std::string& name, const std::string& category, int track, double start_s, double end_s);
   void compute(plan::Phase phase, double start_s, double end_s);
+  // A compute span between two Backend::marks, timed by resolve_marks (ignored while not active).
+  void compute_marks(plan::Phase phase, int64_t start_mark, int64_t end_mark);
+  // Turns the spans between marks into spans, each mark at time_of(mark) on the steady clock (Backend::mark_time_s,
+  // which on a GPU waits for the mark's event): called once the traced iterations are done, before gathering.
+  void resolve_marks(const std::function<double(int64_t)>& time_of);
   void collective(const plan::CollectiveInstance& c, double start_s, double end_s);
   const std::vector<RecordedSpan>& spans() const { return spans_; }
 
@@ -59,6 +69,11 @@ class TraceRecorder {
   int64_t measured_iterations_ = 0;
   double origin_s_ = -1.0;
   std::vector<RecordedSpan> spans_;
+  struct MarkedSpan {
+    plan::Phase phase;
+    int64_t start_mark, end_mark;
+  };
+  std::vector<MarkedSpan> marked_;  // compute spans awaiting resolve_marks
   std::map<std::string, double> collective_total_s_;  // measured iterations, by plan label
 };
 
@@ -66,10 +81,10 @@ class TraceRecorder {
 // document {"traceEvents": [...], "displayTimeUnit": "ms"}; the other ranks get null.
 Json gather_chrome_trace(const TraceRecorder* recorder, MPI_Comm comm);
 
-// Collective over comm: the run record's "collectives" on rank 0 (null elsewhere): [{"label", "seconds"}], for each
-// label any contributing rank has, the mean over those ranks of their per-iteration mean seconds, in the order of
-// the plan's collectives. Ranks pass contribute = false (parameter servers) to be left out.
-Json gather_collective_means(const TraceRecorder& recorder, bool contribute, const plan::IterationPlan& plan,
-                             MPI_Comm comm);
+// Collective over comm: the run record's "collectives" on rank 0 (empty elsewhere): for each of the plan's labels
+// any contributing rank has, the mean over those ranks of their per-iteration mean seconds. Ranks pass
+// contribute = false (parameter servers) to be left out.
+report::CollectiveTimes gather_collective_means(const TraceRecorder& recorder, bool contribute,
+                                                const plan::IterationPlan& plan, MPI_Comm comm);
 
 }  // namespace scaletwin::exec

@@ -99,7 +99,7 @@ TrainingData load_training_data(const Context& ctx) {
 
 Json make_report(const Context& ctx, const std::string& backend_name, const std::vector<RankFigures>& figures,
                  const std::vector<std::string>& hosts, const std::vector<EpochStats>& epochs, const Staleness& staleness,
-                 double wall_s);
+                 const report::CollectiveTimes& collectives, double wall_s);
 
 }  // namespace detail
 
@@ -365,15 +365,17 @@ TrainResult train(plan::Point point, const TrainOptions& options, MPI_Comm comm)
     result.final_train_loss = epochs.back().samples > 0 ? epochs.back().loss_sum / epochs.back().samples : 0.0;
     result.final_test_accuracy = epochs.back().test_samples > 0 ? epochs.back().test_correct / epochs.back().test_samples : -1.0;
   }
-  Json collectives = gather_collective_means(trace, result.worker, ctx.plan, comm);  // the workers' mean
+  const report::CollectiveTimes collectives = gather_collective_means(trace, result.worker, ctx.plan, comm);
   if (ctx.rank == 0) {
-    result.run = detail::make_report(ctx, backend->name(), figures, hosts, epochs, result.staleness,
+    result.run = detail::make_report(ctx, backend->name(), figures, hosts, epochs, result.staleness, collectives,
                                      detail::now_s() - start);
-    result.run["collectives"] = std::move(collectives);
     detail::add_curve_figures(ctx, result.run);
   }
   ST_MPI_CHECK(MPI_Bcast(&result.final_test_accuracy, 1, MPI_DOUBLE, 0, comm));
-  if (options.trace_iterations > 0) result.trace = gather_chrome_trace(&trace, comm);
+  if (options.trace_iterations > 0) {
+    trace.resolve_marks([&backend](int64_t mark) { return backend->mark_time_s(mark); });
+    result.trace = gather_chrome_trace(&trace, comm);
+  }
   if (split != MPI_COMM_NULL) MPI_Comm_free(&split);
   return result;
 }

@@ -78,7 +78,7 @@ LossStats Worker::hybrid_pass() {
 void Worker::run_blocking(int collective, plan::Phase before) {
   trace_span(before);  // the compute up to here; the wait is the collective's span on the communication track
   engine_.run_now(engine_.comm_item(collective));
-  trace_mark_s_ = now_s();
+  trace_restart();
 }
 
 void Worker::gather_output(int head_layer, const float* slice_output, float* full_output, int64_t n) {

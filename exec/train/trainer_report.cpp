@@ -99,7 +99,7 @@ RankTotals rank_totals(const Context& ctx, const std::vector<RankFigures>& figur
 
 Json make_report(const Context& ctx, const std::string& backend_name, const std::vector<RankFigures>& figures,
                  const std::vector<std::string>& hosts, const std::vector<EpochStats>& epochs, const Staleness& staleness,
-                 double wall_s) {
+                 const report::CollectiveTimes& collectives, double wall_s) {
   const auto& plan = ctx.plan;
   const auto& s = ctx.scenario;
   RankTotals t = rank_totals(ctx, figures, hosts);
@@ -125,6 +125,7 @@ Json make_report(const Context& ctx, const std::string& backend_name, const std:
   record.images_per_sec = images_per_sec;
   record.iteration_s = images_per_sec > 0.0 ? static_cast<double>(plan.global_batch) / images_per_sec : 0.0;
   record.phases_s = {{"compute", compute / per}, {"exposed_comm", comm / per}, {"data", data / per}};
+  record.collectives_s = collectives;  // the workers' mean per label
   Json run = report::record_json(record);
   const Json scenario_fields = {
       {"cluster", s.cluster},

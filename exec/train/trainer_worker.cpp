@@ -113,9 +113,14 @@ void Worker::on_gradient_ready(int model_layer) {
 }
 
 void Worker::trace_span(plan::Phase phase) {
-  const double t = now_s();
-  ctx_.trace->compute(phase, trace_mark_s_, t);
-  trace_mark_s_ = t;
+  if (!ctx_.trace->active()) return;  // a GPU's mark is an event: none outside the traced iterations
+  const int64_t m = ctx_.backend->mark();
+  ctx_.trace->compute_marks(phase, trace_mark_, m);
+  trace_mark_ = m;
+}
+
+void Worker::trace_restart() {
+  if (ctx_.trace->active()) trace_mark_ = ctx_.backend->mark();
 }
 
 void Worker::load_batch(const std::vector<int64_t>& permutation, int64_t index_in_epoch) {
@@ -134,7 +139,7 @@ LossStats Worker::iteration(int64_t step, const std::vector<int64_t>& permutatio
   const double t_data = now_s();
   engine_.begin_iteration();
   LossStats stats;
-  trace_mark_s_ = t_data;
+  trace_restart();
   // The gradient noise scale is sampled on this iteration (plans that measure it have no model-parallel head).
   const bool noise = ctx_.noise_scale && step % ctx_.noise_every == 0;
   if (split_) {
@@ -160,12 +165,13 @@ LossStats Worker::iteration(int64_t step, const std::vector<int64_t>& permutatio
     noise_.big_sq += ctx_.backend->sum_squares(main_->grads(), main_->replicated_param_count());
     noise_.samples += 1.0;
   }
-  const double t_update = now_s();
+  trace_restart();
   update(step);
   if (update_item_ >= 0) engine_.complete(update_item_);
   const double t1 = now_s();
-  // Traced as the plan has them: no update where servers update everything, data only for real data.
-  if (update_item_ >= 0) ctx_.trace->compute(plan::Phase::kUpdate, t_update, t1);
+  // Traced as the plan has them: no update where servers update everything, data only for real data (assembled by
+  // the host: host times).
+  if (update_item_ >= 0) trace_span(plan::Phase::kUpdate);
   if (data_item_ >= 0) ctx_.trace->compute(plan::Phase::kData, t0, t_data);
   fig_.data_s += t_data - t0;
   fig_.exposed_comm_s += engine_.wait_s() - wait0;

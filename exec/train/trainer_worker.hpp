@@ -25,8 +25,10 @@ class Worker {
   void load_batch(const std::vector<int64_t>& permutation, int64_t index_in_epoch);
   LossStats iteration(int64_t step, const std::vector<int64_t>& permutation, int64_t index_in_epoch);
   void update(int64_t step);
-  // The compute span [trace_mark_s_, now) as `phase` (recorded when the iteration is traced); the next starts now.
+  // The compute span from trace_mark_ to a mark taken now (Backend::mark: on a GPU, where its stream has got to) as
+  // `phase`, when the iteration is traced; the next span starts at that mark.
   void trace_span(plan::Phase phase);
+  void trace_restart();  // the next compute span starts at a mark taken now
   // trainer_hybrid.cpp
   void make_head();
   LossStats hybrid_pass();
@@ -64,7 +66,7 @@ class Worker {
   int backward_end_ = -1, update_item_ = -1, data_item_ = -1;
   std::vector<float> images_, labels_, global_labels_;
   float loss_scale_ = 1.0f;
-  double trace_mark_s_ = 0.0;  // run --trace: where the current compute span began
+  int64_t trace_mark_ = 0;  // run --trace: the Backend::mark where the current compute span began
   RankFigures fig_;
   // The curve's window since the last point: loss over the samples, the gradient noise scale's norms.
   double window_loss_ = 0.0, window_samples_ = 0.0, local_sq_ = 0.0;

@@ -30,6 +30,8 @@ class ForwardingBackend : public exec::Backend {
   void sgd_update(float* w, const float* g, float* m, int64_t n, const exec::SgdStep& step) override {
     inner_->sgd_update(w, g, m, n, step);
   }
+  int64_t mark() override { return inner_->mark(); }
+  double mark_time_s(int64_t mark) override { return inner_->mark_time_s(mark); }
 
  private:
   std::unique_ptr<exec::Backend> inner_;

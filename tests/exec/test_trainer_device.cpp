@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -142,6 +143,53 @@ TEST_CASE("trainer device path: gradient buckets among all workers go to the dev
   for (const auto& [name, count] : r.starts) starts += count;
   CHECK(starts == 3 * 4);
   CHECK(r.device_elements == 61706 * 4);
+}
+
+namespace {
+
+// A device that runs kLag behind its host: each mark is reached kLag after it is taken, as a GPU's stream reaches
+// an event long after the host enqueued the work before it.
+constexpr double kLag = 10.0;
+
+class LaggingBackend : public RecordingBackend {
+ public:
+  using RecordingBackend::RecordingBackend;
+  int64_t mark() override {
+    const auto now = std::chrono::steady_clock::now().time_since_epoch();
+    times_.push_back(std::chrono::duration<double>(now).count() + kLag);
+    return static_cast<int64_t>(times_.size()) - 1;
+  }
+  double mark_time_s(int64_t mark) override { return times_.at(static_cast<size_t>(mark)); }
+
+ private:
+  std::vector<double> times_;
+};
+
+}  // namespace
+
+TEST_CASE("trainer device path: --trace times compute spans by the device's marks and not the host's clock", "[np2]") {
+  Record record;
+  exec::TrainOptions o = device_options(record);
+  o.make_device_backend = [&record](int device) {
+    record.devices.push_back(device);
+    return std::make_unique<LaggingBackend>(record);
+  };
+  o.trace_iterations = 2;
+  const exec::TrainResult run = exec::train(trainer_scenario(ring(40000), 1, 2, 8), o, MPI_COMM_WORLD);
+  if (run.rank != 0) return;
+  std::map<int, int> compute_spans;  // per rank
+  for (const Json& e : run.trace.at("traceEvents")) {
+    if (e.at("ph") != "X" || e.at("cat") != "compute") continue;
+    INFO(e.dump());
+    // Every compute span of a worker lies between marks: kLag after the host's start of the traced iterations.
+    CHECK(e.at("ts").get<double>() >= kLag * 1e6);
+    CHECK(e.at("ts").get<double>() < (kLag + 60.0) * 1e6);
+    CHECK(e.at("dur").get<double>() >= 0.0);
+    ++compute_spans[e.at("pid").get<int>()];
+  }
+  // Two iterations of forward, backward (one span per gradient-ready layer and the rest) and update on each rank.
+  CHECK(compute_spans.size() == 2);
+  for (const auto& [rank, spans] : compute_spans) CHECK(spans >= 2 * 3);
 }
 
 TEST_CASE("trainer device path: the hybrid's all-gathers and reduce-scatters are staged, its backbone buckets not",

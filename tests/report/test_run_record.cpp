@@ -138,3 +138,22 @@ TEST_CASE("compare_records joins predicted and measured records per GPU count, o
   CHECK(c.measured_only_runs == std::vector<std::string>{"run-16gpu"});
   CHECK(report::error_label(-0.2) == "-20.0%");
 }
+
+TEST_CASE("collective labels are kept in the order a reader counts them", "[unit]") {
+  const report::LabelOrder less;
+  CHECK(less("bucket 2", "bucket 10"));
+  CHECK_FALSE(less("bucket 10", "bucket 2"));
+  CHECK(less("bucket 2 pull", "bucket 10 push"));
+  CHECK(less("bucket 1 pull", "bucket 1 push"));  // same number: the text decides
+  CHECK(less("bucket 9", "node 0 bucket 0"));
+  CHECK(less("bucket 1", "bucket 1 push"));       // a prefix first
+  CHECK(less("bucket 1", "bucket 01"));            // equal values, distinct labels: both kept
+  CHECK_FALSE(less("bucket 3", "bucket 3"));
+  report::RunRecord r;
+  r.collectives_s = {{"bucket 10", 3.0}, {"bucket 2", 2.0}, {"bucket 1", 1.0}};
+  const Json list = report::record_json(r).at("collectives");
+  REQUIRE(list.size() == 3);
+  CHECK(list[0].at("label") == "bucket 1");
+  CHECK(list[1].at("label") == "bucket 2");
+  CHECK(list[2].at("label") == "bucket 10");
+}
