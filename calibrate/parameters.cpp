@@ -120,9 +120,11 @@ std::vector<Parameter> choose_parameters(const Exercised& what, const ParameterC
       out.push_back(device_parameter(d, "shared_node_slowdown", 1e-4, 4.0, &DeviceEfficiency::shared_node_slowdown));
       out.back().start_if_unset = 0.1;
     }
-  if (what.real_data)
+  if (what.real_data) {
     out.push_back(Parameter{"input_cost_per_image_s", ParameterKind::kCompute, 1e-8, 1e-2,
                             [](Calibration& c) -> double& { return c.input_cost_per_image_s; }});
+    out.back().start_if_unset = 1e-5;  // the default is 0 (a host pipeline that keeps up)
+  }
   for (sim::LinkClass k : what.link_classes) {
     if (choice.fixed_links.count(k) != 0) continue;
     out.push_back(link_parameter(k, "bandwidth_factor", 0.05, 2.0, &sim::LinkFactors::bandwidth_factor));

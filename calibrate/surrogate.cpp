@@ -98,13 +98,16 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
       const plan::IterationPlan& plan = point.plan;
       k.worker_ops.resize(static_cast<size_t>(plan.workers));
       k.worker_co_runners.resize(static_cast<size_t>(plan.workers));
+      k.worker_upload_Bps.resize(static_cast<size_t>(plan.workers));
       k.processor = sim::device_processor(cluster.spec().node.device, r.precision != plan::Precision::kFp32);
       std::vector<sim::Processor> per_endpoint(plan.endpoints.size(), k.processor);
       sim::note_co_runners(per_endpoint, plan);
+      sim::note_upload_links(per_endpoint, plan, cluster);
       for (size_t e = 0; e < plan.endpoints.size(); ++e) {
         const plan::Endpoint& ep = plan.endpoints[e];
         if (ep.kind != plan::EndpointKind::kWorker) continue;
         k.worker_co_runners.at(static_cast<size_t>(ep.worker_index)) = per_endpoint[e].co_runners;
+        k.worker_upload_Bps.at(static_cast<size_t>(ep.worker_index)) = per_endpoint[e].upload_Bps;
         if (per_endpoint[e].co_runners > 0) exercised_.shared_devices.insert(cluster.spec().node.device.name);
         k.worker_ops.at(static_cast<size_t>(ep.worker_index)) = distinct_ops(plan.program(static_cast<int>(e)));
       }
@@ -132,6 +135,7 @@ Surrogate::ComputeSplit Surrogate::config_compute(const Config& k, const sim::Ca
   const sim::ComputeModel model(c.for_run(k.model_name, k.stack), k.real);
   sim::Processor p = k.processor;
   p.co_runners = k.worker_co_runners.at(static_cast<size_t>(k.critical));
+  p.upload_Bps = k.worker_upload_Bps.at(static_cast<size_t>(k.critical));
   const sim::DeviceEfficiency& eff = model.calibration().device(p.name);  // once, not per op
   ComputeSplit t;
   for (const auto& [op, count] : k.worker_ops.at(static_cast<size_t>(k.critical))) {

@@ -60,6 +60,7 @@ class Surrogate {
     // each occurs; a ResNet repeats its blocks, and the fit evaluates every configuration thousands of times.
     std::vector<std::vector<std::pair<plan::ComputeOp, int>>> worker_ops;
     std::vector<int> worker_co_runners;                     // per worker index (sim::note_co_runners)
+    std::vector<double> worker_upload_Bps;                  // per worker index (sim::note_upload_links)
     sim::Processor processor;
     std::string model_name;  // for Calibration::for_model
     std::string stack;       // the run's software stack, for Calibration::for_run

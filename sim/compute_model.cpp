@@ -31,6 +31,26 @@ void note_co_runners(std::vector<Processor>& per_endpoint, const plan::Iteration
     per_endpoint[e].co_runners = busy(e) ? per_node[plan.endpoints[e].node] - 1 : 0;
 }
 
+void note_upload_links(std::vector<Processor>& per_endpoint, const plan::IterationPlan& plan,
+                       const topology::Cluster& cluster) {
+  std::vector<std::vector<int>> route_of(plan.endpoints.size());  // the edges of each device worker's upload
+  std::map<int, int> crossing;                                    // edge -> device workers whose upload crosses it
+  for (size_t e = 0; e < plan.endpoints.size() && e < per_endpoint.size(); ++e) {
+    const plan::Endpoint& ep = plan.endpoints[e];
+    if (ep.kind != plan::EndpointKind::kWorker || ep.device < 0) continue;
+    route_of[e] = cluster.route(cluster.cpu_vertex(ep.node), cluster.device_vertex(ep.node, ep.device)).edges;
+    for (int edge : route_of[e]) ++crossing[edge];
+  }
+  for (size_t e = 0; e < route_of.size(); ++e) {
+    double share = 0.0;
+    for (int edge : route_of[e]) {
+      const double b = cluster.edges().at(static_cast<size_t>(edge)).link.bandwidth_Bps / crossing[edge];
+      share = share > 0.0 ? std::min(share, b) : b;
+    }
+    per_endpoint[e].upload_Bps = share;
+  }
+}
+
 double ComputeModel::op_time_s(const plan::ComputeOp& op, const Processor& p) const {
   return op_time_s(op, p, calibration_.device(p.name));
 }
@@ -41,9 +61,10 @@ double ComputeModel::op_time_s(const plan::ComputeOp& op, const Processor& p, co
     t = op.flops / (p.peak_flops * eff.for_op(op));
   if (op.bytes > 0.0 && p.memory_bandwidth_Bps > 0.0)
     t = std::max(t, op.bytes / (p.memory_bandwidth_Bps * eff.memory));
+  const bool upload = op.phase == plan::Phase::kData && real_data_;
+  if (upload && p.upload_Bps > 0.0) t = std::max(t, op.bytes / p.upload_Bps);  // the batch over PCIe
   t += eff.op_overhead_s;
-  if (op.phase == plan::Phase::kData && real_data_)
-    t += static_cast<double>(op.samples) * calibration_.input_cost_per_image_s;
+  if (upload) t += static_cast<double>(op.samples) * calibration_.input_cost_per_image_s;
   if (op.phase == plan::Phase::kServerUpdate) t += op.bytes * calibration_.ps_cost_per_byte_s;
   return t * (1.0 + eff.shared_node_slowdown * p.co_runners);
 }

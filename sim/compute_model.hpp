@@ -3,9 +3,12 @@
 //   t = max(flops / (peak_flops * efficiency[layer class](flops / bytes)),
 //           bytes / (memory_bandwidth * efficiency.memory)) + op_overhead_s
 //
-// times (1 + shared_node_slowdown * co_runners) (the other busy workers on the processor's node), plus, for the
-// data phase with real data, samples * input_cost_per_image_s, and for server updates,
-// bytes * ps_cost_per_byte_s. Reductions inside collectives (RecvReduce) read two operands and write one:
+// times (1 + shared_node_slowdown * co_runners) (the other busy workers on the processor's node), plus, for server
+// updates, bytes * ps_cost_per_byte_s. The data phase with real data is the batch's upload from host memory,
+// bytes / upload_Bps on a device (its share of the PCIe route, note_upload_links; the device's memory write of the
+// same bytes is the roofline's term), not hidden behind compute, plus samples * input_cost_per_image_s for what the
+// host's input pipeline leaves exposed (0 where it keeps up: decoding runs on the host's threads ahead of the
+// device). Reductions inside collectives (RecvReduce) read two operands and write one:
 // 3 * bytes / (memory_bandwidth * efficiency.memory); copies move 2 * bytes the same way.
 #pragma once
 
@@ -25,6 +28,9 @@ struct Processor {
   double memory_bandwidth_Bps = 0.0;
   bool is_cpu = false;
   int co_runners = 0;  // other workers computing on the same node at the same time (see note_co_runners)
+  // A device worker's share of its route from the node's host memory, over which a real-data batch is uploaded
+  // each iteration (see note_upload_links); 0: none (a host CPU's batch is already in its memory).
+  double upload_Bps = 0.0;
 };
 
 Processor device_processor(const topology::DeviceType& d, bool half_precision);
@@ -34,6 +40,11 @@ Processor endpoint_processor(const plan::Endpoint& ep, const topology::Cluster& 
 // Sets co_runners of every worker endpoint on a device: the other such workers of the plan on its node (servers
 // mostly wait and are not counted). `per_endpoint` is indexed like plan.endpoints.
 void note_co_runners(std::vector<Processor>& per_endpoint, const plan::IterationPlan& plan);
+// Sets upload_Bps of every worker endpoint on a device: along the route from its node's host CPU to the device,
+// each link's bandwidth divided by the number of the node's device workers whose routes cross it, the least of
+// these (the board switch two K80s share, a PCIe uplink). The batches of real data go that way every iteration.
+void note_upload_links(std::vector<Processor>& per_endpoint, const plan::IterationPlan& plan,
+                       const topology::Cluster& cluster);
 
 class ComputeModel {
  public:

@@ -102,6 +102,7 @@ Simulation::Simulation(const plan::IterationPlan& plan, const topology::Cluster&
     processor_.push_back(endpoint_processor(ep, cluster, options.half_precision));
   }
   note_co_runners(processor_, plan);
+  note_upload_links(processor_, plan, cluster);
   std::set<std::pair<int, int>> pairs;
   for (const plan::CollectiveInstance& ci : plan.collectives) {
     const plan::Schedule& s = plan.schedules.at(static_cast<size_t>(ci.schedule));

@@ -38,18 +38,21 @@ FastPlan::FastPlan(const plan::IterationPlan& plan, const topology::Cluster& clu
     copy_Bps_.push_back(rate_of(model_.copy_time_s(1.0, processor_.back())));
   }
   note_co_runners(processor_, plan);
+  note_upload_links(processor_, plan, cluster);
   build_classes();
 }
 
 void FastPlan::build_classes() {
-  // Twins share the plan's program (lowering stores identical programs once), their kind, processor kind and
-  // straggler slowdown (a straggler is a class of its own).
-  std::map<std::tuple<int, int, bool, uint64_t>, int> class_of_key;
+  // Twins share the plan's program (lowering stores identical programs once), their kind, processor kind,
+  // straggler slowdown (a straggler is a class of its own) and, with real data, their share of the upload route.
+  std::map<std::tuple<int, int, bool, uint64_t, uint64_t>, int> class_of_key;
   class_of_.assign(plan_.endpoints.size(), -1);
   for (size_t e = 0; e < plan_.endpoints.size(); ++e) {
     const plan::Endpoint& ep = plan_.endpoints[e];
+    const double upload = options_.real_data ? processor_[e].upload_Bps : 0.0;
     const auto key = std::make_tuple(plan_.program_of[e], static_cast<int>(ep.kind), ep.device >= 0,
-                                     std::bit_cast<uint64_t>(faults_.slowdown(static_cast<int>(e))));
+                                     std::bit_cast<uint64_t>(faults_.slowdown(static_cast<int>(e))),
+                                     std::bit_cast<uint64_t>(upload));
     const auto [it, fresh] = class_of_key.try_emplace(key, static_cast<int>(representative_.size()));
     class_of_[e] = it->second;
     if (fresh) representative_.push_back(static_cast<int>(e));

@@ -42,6 +42,34 @@ TEST_CASE("roofline: compute-bound, memory-bound, overhead, data and server cost
   CHECK(sim::ComputeModel(c, false).copy_time_s(1e6, p) == Approx(2e6 / 2.5e10).epsilon(1e-12));
 }
 
+TEST_CASE("real data: each worker uploads its batch over its share of the PCIe route from host memory", "[unit]") {
+  // aws-p2.8xlarge: 8 GK210, two per K80 board, each board behind its own 11.3 GB/s slot (clusters/*.json).
+  Json j = {{"model", "alexnet"}, {"cluster", "aws-p2.8xlarge"}, {"nodes", 1}, {"gpus_per_node", 8},
+            {"batch_per_gpu", 512}, {"training", {{"data", "real"}}}};
+  const plan::Scenario s = plan::parse_scenario(j, "s.json");
+  for (const auto& [gpus, expected_Bps] : {std::pair{1, 11.3e9}, std::pair{2, 11.3e9 / 2}, std::pair{3, 11.3e9 / 2}}) {
+    const plan::Point point = plan::prepare(s, gpus);
+    std::vector<sim::Processor> per_endpoint(point.plan.endpoints.size());
+    sim::note_upload_links(per_endpoint, point.plan, point.cluster);
+    INFO(gpus << " GPUs");
+    CHECK(per_endpoint.at(0).upload_Bps == Approx(expected_Bps));  // GPUs 0 and 1 share board 0
+    if (gpus == 3) CHECK(per_endpoint.at(2).upload_Bps == Approx(11.3e9));  // alone on board 1
+  }
+  // The data op: 512 images of 3x224x224 floats (308 MB) at 5.65 GB/s, over the device's memory write.
+  sim::Calibration c = sim::ideal_calibration();
+  c.devices["gpu"] = sim::DeviceEfficiency{0.5, 0.8, 1.0, 0.0};
+  sim::Processor p{"gpu", 1e12, 1e11, false};
+  p.upload_Bps = 5.65e9;
+  plan::ComputeOp data;
+  data.phase = plan::Phase::kData;
+  data.samples = 512;
+  data.bytes = 512 * 3 * 224 * 224 * 4.0;
+  CHECK(sim::ComputeModel(c, true).op_time_s(data, p) == Approx(data.bytes / 5.65e9).epsilon(1e-12));
+  CHECK(sim::ComputeModel(c, false).op_time_s(data, p) == Approx(data.bytes / 1e11).epsilon(1e-12));  // synthetic
+  c.input_cost_per_image_s = 1e-4;  // what the host's pipeline leaves exposed, on top
+  CHECK(sim::ComputeModel(c, true).op_time_s(data, p) == Approx(data.bytes / 5.65e9 + 0.0512).epsilon(1e-12));
+}
+
 TEST_CASE("the K80 default reproduces the published ResNet-50 step within the derivation's rounding", "[sim]") {
   // calibration.cpp derives the K80's defaults from tf_cnn_benchmarks' ResNet-50 on one K80 (batch 64, synthetic
   // data: 51.9 images/s, ../shared/reference/k80-train.json). Simulating the whole model (every layer, its memory
