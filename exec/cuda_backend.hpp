@@ -63,6 +63,10 @@ class DeviceCommunicator {
   virtual bool done(uint64_t handle) = 0;
   virtual void wait(uint64_t handle) = 0;
   virtual void wait_all() = 0;
+  // Once done(handle) is true and before wait(handle): when the collective started and ended on the device, on the
+  // host's steady clock (as Backend::mark_time_s); false where the communicator cannot tell, and the caller then
+  // times it on the host (enqueued to seen done, which on a GPU counts the compute queued before it).
+  virtual bool span_s(uint64_t /*handle*/, double* /*start_s*/, double* /*end_s*/) { return false; }
 };
 
 // Bootstraps an NCCL communicator of `ranks` processes, this one being `rank`, on the device of `backend` (a CUDA

@@ -125,14 +125,25 @@ CudaBackend::~CudaBackend() {
   cudaStreamDestroy(ctx_.stream);
 }
 
+void CudaBackend::ensure_reference() {
+  if (reference_ != nullptr) return;
+  ctx_.activate();  // the stream drained, so the reference event's time is the host's now
+  ST_CUDA_CHECK(cudaEventCreate(&reference_));
+  ST_CUDA_CHECK(cudaEventRecord(reference_, ctx_.stream));
+  ST_CUDA_CHECK(cudaEventSynchronize(reference_));
+  reference_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double CudaBackend::event_time_s(cudaEvent_t completed) {
+  ensure_reference();
+  float ms = 0.0f;
+  ST_CUDA_CHECK(cudaEventElapsedTime(&ms, reference_, completed));
+  return reference_s_ + 1e-3 * static_cast<double>(ms);
+}
+
 int64_t CudaBackend::mark() {
+  ensure_reference();
   ctx_.activate();
-  if (reference_ == nullptr) {  // once: the stream drained, so the reference event's time is the host's now
-    ST_CUDA_CHECK(cudaEventCreate(&reference_));
-    ST_CUDA_CHECK(cudaEventRecord(reference_, ctx_.stream));
-    ST_CUDA_CHECK(cudaEventSynchronize(reference_));
-    reference_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  }
   cudaEvent_t event = nullptr;
   ST_CUDA_CHECK(cudaEventCreate(&event));
   marks_.push_back(event);
@@ -145,9 +156,7 @@ double CudaBackend::mark_time_s(int64_t mark) {
   ctx_.activate();
   const cudaEvent_t event = marks_[static_cast<size_t>(mark)];
   ST_CUDA_CHECK(cudaEventSynchronize(event));
-  float ms = 0.0f;
-  ST_CUDA_CHECK(cudaEventElapsedTime(&ms, reference_, event));
-  return reference_s_ + 1e-3 * static_cast<double>(ms);
+  return event_time_s(event);
 }
 
 std::string CudaBackend::name() const {

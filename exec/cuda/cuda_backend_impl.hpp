@@ -35,8 +35,12 @@ class CudaBackend : public Backend {
   // Events on the stream, timed against one reference event recorded on a drained stream (see Backend::mark).
   int64_t mark() override;
   double mark_time_s(int64_t mark) override;
+  // The host-clock time of a completed timing event recorded on any stream of this device (the same reference).
+  double event_time_s(cudaEvent_t completed);
 
  private:
+  void ensure_reference();  // records reference_ on a drained stream, once (it waits for the stream)
+
   DeviceContext ctx_;
   std::string device_name_;
   std::vector<cudaEvent_t> marks_;

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "core/error.hpp"
 #include "exec/cuda/cuda_check.hpp"
 #include "exec/cuda/kernels.hpp"
@@ -46,8 +48,11 @@ NcclRunner::~NcclRunner() {
     cudaSetDevice(s.backend->device());
     cudaStreamSynchronize(s.stream);
   }
-  for (auto& [handle, events] : pending_)
-    for (cudaEvent_t e : events) cudaEventDestroy(e);
+  for (auto& [handle, p] : pending_) {
+    for (cudaEvent_t e : p.done) cudaEventDestroy(e);
+    if (p.begin != nullptr) cudaEventDestroy(p.begin);
+  }
+  if (begin_ != nullptr) cudaEventDestroy(begin_);
   for (State& s : members_) {
     cudaSetDevice(s.backend->device());
     s.staging = DeviceBytes();
@@ -79,19 +84,24 @@ void NcclRunner::begin_on_streams() {
     ST_CUDA_CHECK(cudaStreamWaitEvent(s.stream, ready, 0));
     ST_CUDA_CHECK(cudaEventDestroy(ready));
   }
+  members_[0].backend->context().activate();
+  if (begin_ != nullptr) ST_CUDA_CHECK(cudaEventDestroy(begin_));  // left by a start that threw
+  ST_CUDA_CHECK(cudaEventCreate(&begin_));  // timing: where the collective starts on the device
+  ST_CUDA_CHECK(cudaEventRecord(begin_, members_[0].stream));
 }
 
 uint64_t NcclRunner::finish_on_streams() {
-  std::vector<cudaEvent_t> done;
+  Pending p;
+  p.begin = std::exchange(begin_, nullptr);
   for (State& s : members_) {
     s.backend->context().activate();
     cudaEvent_t e = nullptr;
-    ST_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    ST_CUDA_CHECK(cudaEventCreateWithFlags(&e, p.done.empty() ? cudaEventDefault : cudaEventDisableTiming));
     ST_CUDA_CHECK(cudaEventRecord(e, s.stream));
-    done.push_back(e);
+    p.done.push_back(e);
   }
   const uint64_t handle = next_handle_++;
-  pending_[handle] = std::move(done);
+  pending_[handle] = std::move(p);
   return handle;
 }
 
@@ -179,7 +189,7 @@ bool NcclRunner::done(uint64_t handle) {
   const auto it = pending_.find(handle);
   if (it == pending_.end()) return true;  // waited for already
   for (size_t m = 0; m < members_.size(); ++m) {
-    const cudaError_t status = cudaEventQuery(it->second[m]);
+    const cudaError_t status = cudaEventQuery(it->second.done[m]);
     if (status == cudaErrorNotReady) return false;
     ST_CUDA_CHECK(status);
   }
@@ -191,10 +201,19 @@ void NcclRunner::wait(uint64_t handle) {
   if (it == pending_.end()) return;  // already waited for
   for (size_t m = 0; m < members_.size(); ++m) {
     members_[m].backend->context().activate();
-    ST_CUDA_CHECK(cudaStreamWaitEvent(members_[m].backend->stream(), it->second[m], 0));
-    ST_CUDA_CHECK(cudaEventDestroy(it->second[m]));
+    ST_CUDA_CHECK(cudaStreamWaitEvent(members_[m].backend->stream(), it->second.done[m], 0));
+    ST_CUDA_CHECK(cudaEventDestroy(it->second.done[m]));
   }
+  if (it->second.begin != nullptr) ST_CUDA_CHECK(cudaEventDestroy(it->second.begin));
   pending_.erase(it);
+}
+
+void NcclRunner::span_s(uint64_t handle, double* start_s, double* end_s) {
+  const auto it = pending_.find(handle);
+  ST_ASSERT(it != pending_.end() && it->second.begin != nullptr, "the span of a collective waited for already");
+  members_[0].backend->context().activate();
+  *start_s = members_[0].backend->event_time_s(it->second.begin);
+  *end_s = members_[0].backend->event_time_s(it->second.done.at(0));
 }
 
 void NcclRunner::wait_all() {
@@ -223,6 +242,10 @@ class NcclCommunicator : public DeviceCommunicator {
     return runner_->start_allreduce({buffer}, count);
   }
   bool done(uint64_t handle) override { return runner_->done(handle); }
+  bool span_s(uint64_t handle, double* start_s, double* end_s) override {
+    runner_->span_s(handle, start_s, end_s);
+    return true;
+  }
   void wait(uint64_t handle) override { runner_->wait(handle); }
   void wait_all() override { runner_->wait_all(); }
 

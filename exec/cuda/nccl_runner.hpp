@@ -42,6 +42,9 @@ class NcclRunner {
   uint64_t start(const plan::Schedule& schedule, const std::vector<float*>& buffers);
   uint64_t start_allreduce(const std::vector<float*>& buffers, int64_t count);
   bool done(uint64_t handle);  // every member's end event has fired (cudaEventQuery; never blocks)
+  // After done(handle): member 0's start (its communication stream past the wait for the backend's work) and end
+  // on the host's clock (CudaBackend::event_time_s).
+  void span_s(uint64_t handle, double* start_s, double* end_s);
   void wait(uint64_t handle);
   void wait_all();
 
@@ -68,7 +71,12 @@ class NcclRunner {
   std::vector<State> members_;
   int ranks_ = 0;
   std::map<const plan::Schedule*, Cached> cache_;
-  std::map<uint64_t, std::vector<cudaEvent_t>> pending_;
+  struct Pending {
+    cudaEvent_t begin = nullptr;     // member 0's start (timing)
+    std::vector<cudaEvent_t> done;   // each member's end (member 0's with timing)
+  };
+  std::map<uint64_t, Pending> pending_;
+  cudaEvent_t begin_ = nullptr;  // recorded by begin_on_streams, taken by finish_on_streams
   uint64_t next_handle_ = 1;
 };
 

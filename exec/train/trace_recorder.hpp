@@ -14,7 +14,8 @@
 // the last one is "backward_input"). Compute spans run between Backend::marks: on the CPU the host's clock, on a GPU
 // CUDA events on the backend's stream, so a span is the device's time (put on the host's clock through one reference
 // event the backend synchronises with once); batch assembly is host time; a collective starts when the engine
-// starts it and ends where its pump sees it complete (on a GPU, when the host finds the collective's event done).
+// starts it and ends where its pump sees it complete, except where the device communicator times it
+// (DeviceCommunicator::span_s: NCCL's start and end events on the device, on the same clock).
 #pragma once
 
 #include <cstdint>

@@ -142,7 +142,10 @@ void ItemEngine::start(int item) {
     handle_[at] = runners_.of_collective(it.collective).start(schedule, buffer, ElementType::kFloat32);
   }
   state_[at] = State::kStarted;
-  if (trace_) trace_started_s_[static_cast<size_t>(item)] = now_s();
+  if (trace_) {
+    trace_started_s_[at] = now_s();
+    trace_ended_s_[at] = -1.0;
+  }
 }
 
 bool ItemEngine::try_start(int item) {
@@ -160,6 +163,13 @@ bool ItemEngine::test(int item) {
   const auto at = static_cast<size_t>(item);
   if (device_backend_ != nullptr && on_device_[at]) {
     if (!device_->done(device_handle_[at])) return false;
+    // The device's own start and end where the communicator can tell them: the host enqueued the collective
+    // before the compute it follows had run.
+    double start_s = 0.0, end_s = 0.0;
+    if (trace_ && device_->span_s(device_handle_[at], &start_s, &end_s)) {
+      trace_started_s_[at] = start_s;
+      trace_ended_s_[at] = end_s;
+    }
     device_->wait(device_handle_[at]);  // releases the handle (the backend's stream is past it already)
     return true;
   }
@@ -179,9 +189,10 @@ bool ItemEngine::pump() {
       if (state_[static_cast<size_t>(i)] != State::kStarted) continue;
       if (test(i)) {
         state_[static_cast<size_t>(i)] = State::kDone;
+        const auto at = static_cast<size_t>(i);
         if (trace_)
-          trace_->collective(plan_.collectives.at(static_cast<size_t>(program_->items[static_cast<size_t>(i)].collective)),
-                             trace_started_s_[static_cast<size_t>(i)], now_s());
+          trace_->collective(plan_.collectives.at(static_cast<size_t>(program_->items[at].collective)),
+                             trace_started_s_[at], trace_ended_s_[at] >= 0.0 ? trace_ended_s_[at] : now_s());
         changed = true;
       }
     }

@@ -62,10 +62,12 @@ class ItemEngine {
   void set_buffers(BufferOf buffer_of) { buffer_of_ = std::move(buffer_of); }
   // Called just before an item of a collective is started (zeroing a server's receive buffer, say).
   void set_before_start(std::function<void(int item)> f) { before_start_ = std::move(f); }
-  // run --trace: each communication item's span (start to the pump that sees it complete) goes to `trace`.
+  // run --trace: each communication item's span (start to the pump that sees it complete, or the device's own
+  // start and end where DeviceCommunicator::span_s gives them) goes to `trace`.
   void set_trace(TraceRecorder* trace) {
     trace_ = trace;
     trace_started_s_.assign(state_.size(), 0.0);
+    trace_ended_s_.assign(state_.size(), -1.0);
   }
 
   // A worker on a device backend (run --device cuda): buffer_of gives device memory. A collective for which
@@ -133,6 +135,7 @@ class ItemEngine {
   std::vector<std::vector<float>> host_copy_;
   TraceRecorder* trace_ = nullptr;
   std::vector<double> trace_started_s_;  // per item, with a trace
+  std::vector<double> trace_ended_s_;    // per item: the device's end where its communicator tells it, else -1
 };
 
 double now_s();

@@ -165,24 +165,55 @@ class LaggingBackend : public RecordingBackend {
   std::vector<double> times_;
 };
 
+double steady_now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Its collectives run kLag later on the device than the host starts and sees them, and it says so (span_s).
+class LaggingCommunicator : public RecordingCommunicator {
+ public:
+  using RecordingCommunicator::RecordingCommunicator;
+  uint64_t start(const plan::Schedule& schedule, float* buffer) override {
+    const uint64_t handle = RecordingCommunicator::start(schedule, buffer);
+    started_[handle] = steady_now_s();
+    return handle;
+  }
+  bool span_s(uint64_t handle, double* start_s, double* end_s) override {
+    *start_s = started_.at(handle) + kLag;
+    *end_s = steady_now_s() + kLag;
+    return true;
+  }
+
+ private:
+  std::map<uint64_t, double> started_;
+};
+
 }  // namespace
 
-TEST_CASE("trainer device path: --trace times compute spans by the device's marks and not the host's clock", "[np2]") {
+TEST_CASE("trainer device path: --trace times compute and collectives by the device and not the host clock", "[np2]") {
   Record record;
   exec::TrainOptions o = device_options(record);
   o.make_device_backend = [&record](int device) {
     record.devices.push_back(device);
     return std::make_unique<LaggingBackend>(record);
   };
+  o.make_device_communicator = [&record](exec::Backend&, MPI_Comm workers) {
+    return std::make_unique<LaggingCommunicator>(record, workers);
+  };
   o.trace_iterations = 2;
   const exec::TrainResult run = exec::train(trainer_scenario(ring(40000), 1, 2, 8), o, MPI_COMM_WORLD);
   if (run.rank != 0) return;
-  std::map<int, int> compute_spans;  // per rank
+  std::map<int, int> compute_spans, comm_spans;  // per rank
   for (const Json& e : run.trace.at("traceEvents")) {
-    if (e.at("ph") != "X" || e.at("cat") != "compute") continue;
+    if (e.at("ph") != "X") continue;
     INFO(e.dump());
-    // Every compute span of a worker lies between marks: kLag after the host's start of the traced iterations.
+    // Every span of a worker, compute between marks and collectives as the communicator timed them, lies kLag
+    // after the host's start of the traced iterations.
     CHECK(e.at("ts").get<double>() >= kLag * 1e6);
+    if (e.at("cat") != "compute") {
+      ++comm_spans[e.at("pid").get<int>()];
+      continue;
+    }
     CHECK(e.at("ts").get<double>() < (kLag + 60.0) * 1e6);
     CHECK(e.at("dur").get<double>() >= 0.0);
     ++compute_spans[e.at("pid").get<int>()];
@@ -190,6 +221,10 @@ TEST_CASE("trainer device path: --trace times compute spans by the device's mark
   // Two iterations of forward, backward (one span per gradient-ready layer and the rest) and update on each rank.
   CHECK(compute_spans.size() == 2);
   for (const auto& [rank, spans] : compute_spans) CHECK(spans >= 2 * 3);
+  // The ring's buckets, twice, on each rank; the record's per-bucket means are the communicator's durations.
+  CHECK(comm_spans.size() == 2);
+  for (const auto& [rank, spans] : comm_spans) CHECK(spans == 2 * 3);
+  for (const Json& c : run.run.at("collectives")) CHECK(c.at("seconds").get<double>() >= 0.0);
 }
 
 TEST_CASE("trainer device path: the hybrid's all-gathers and reduce-scatters are staged, its backbone buckets not",
