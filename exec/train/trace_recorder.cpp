@@ -53,7 +53,11 @@ std::map<std::string, double> TraceRecorder::collective_means_s() const {
 
 void TraceRecorder::add(const std::string& name, const std::string& category, int track, double start_s,
                         double end_s) {
-  if (!active_) return;
+  if (active_) record(name, category, track, start_s, end_s);
+}
+
+void TraceRecorder::record(const std::string& name, const std::string& category, int track, double start_s,
+                           double end_s) {
   spans_.push_back({name, category, track, start_s - origin_s_, std::max(end_s, start_s) - origin_s_});
 }
 
@@ -66,11 +70,8 @@ void TraceRecorder::compute_marks(plan::Phase phase, int64_t start_mark, int64_t
 }
 
 void TraceRecorder::resolve_marks(const std::function<double(int64_t)>& time_of) {
-  for (const MarkedSpan& m : marked_) {
-    const double start_s = time_of(m.start_mark), end_s = time_of(m.end_mark);
-    spans_.push_back({plan::phase_name(m.phase), "compute", kTraceComputeTrack, start_s - origin_s_,
-                      std::max(end_s, start_s) - origin_s_});
-  }
+  for (const MarkedSpan& m : marked_)  // recorded while active: kept now that the traced iterations are over
+    record(plan::phase_name(m.phase), "compute", kTraceComputeTrack, time_of(m.start_mark), time_of(m.end_mark));
   marked_.clear();
 }
 

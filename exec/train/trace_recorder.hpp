@@ -65,6 +65,9 @@ class TraceRecorder {
   const std::vector<RecordedSpan>& spans() const { return spans_; }
 
  private:
+  // Appends a span, absolute steady-clock times made relative to the first recorded iteration.
+  void record(const std::string& name, const std::string& category, int track, double start_s, double end_s);
+
   int64_t first_, count_;
   bool active_ = false, measuring_ = false;
   int64_t measured_iterations_ = 0;
