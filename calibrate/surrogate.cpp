@@ -97,8 +97,7 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
       const topology::Cluster& cluster = point.cluster;
       const plan::IterationPlan& plan = point.plan;
       k.worker_ops.resize(static_cast<size_t>(plan.workers));
-      k.worker_co_runners.resize(static_cast<size_t>(plan.workers));
-      k.worker_upload_Bps.resize(static_cast<size_t>(plan.workers));
+      k.worker_processors.resize(static_cast<size_t>(plan.workers));
       k.processor = sim::device_processor(cluster.spec().node.device, r.precision != plan::Precision::kFp32);
       std::vector<sim::Processor> per_endpoint(plan.endpoints.size(), k.processor);
       sim::note_co_runners(per_endpoint, plan);
@@ -106,8 +105,7 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
       for (size_t e = 0; e < plan.endpoints.size(); ++e) {
         const plan::Endpoint& ep = plan.endpoints[e];
         if (ep.kind != plan::EndpointKind::kWorker) continue;
-        k.worker_co_runners.at(static_cast<size_t>(ep.worker_index)) = per_endpoint[e].co_runners;
-        k.worker_upload_Bps.at(static_cast<size_t>(ep.worker_index)) = per_endpoint[e].upload_Bps;
+        k.worker_processors.at(static_cast<size_t>(ep.worker_index)) = per_endpoint[e];
         if (per_endpoint[e].co_runners > 0) exercised_.shared_devices.insert(cluster.spec().node.device.name);
         k.worker_ops.at(static_cast<size_t>(ep.worker_index)) = distinct_ops(plan.program(static_cast<int>(e)));
       }
@@ -133,9 +131,7 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
 
 Surrogate::ComputeSplit Surrogate::config_compute(const Config& k, const sim::Calibration& c) const {
   const sim::ComputeModel model(c.for_run(k.model_name, k.stack), k.real);
-  sim::Processor p = k.processor;
-  p.co_runners = k.worker_co_runners.at(static_cast<size_t>(k.critical));
-  p.upload_Bps = k.worker_upload_Bps.at(static_cast<size_t>(k.critical));
+  const sim::Processor& p = k.worker_processors.at(static_cast<size_t>(k.critical));
   const sim::DeviceEfficiency& eff = model.calibration().device(p.name);  // once, not per op
   ComputeSplit t;
   for (const auto& [op, count] : k.worker_ops.at(static_cast<size_t>(k.critical))) {

@@ -59,8 +59,8 @@ class Surrogate {
     // Per worker index: its distinct compute ops (alike in everything their time depends on) and how many times
     // each occurs; a ResNet repeats its blocks, and the fit evaluates every configuration thousands of times.
     std::vector<std::vector<std::pair<plan::ComputeOp, int>>> worker_ops;
-    std::vector<int> worker_co_runners;                     // per worker index (sim::note_co_runners)
-    std::vector<double> worker_upload_Bps;                  // per worker index (sim::note_upload_links)
+    // Per worker index: the device with its co-runners and upload share (sim::note_co_runners, note_upload_links).
+    std::vector<sim::Processor> worker_processors;
     sim::Processor processor;
     std::string model_name;  // for Calibration::for_model
     std::string stack;       // the run's software stack, for Calibration::for_run
