@@ -112,7 +112,7 @@ Calibration Calibration::for_run(const std::string& model_name, const std::strin
   if (it != stacks.end()) {
     const StackCosts& s = it->second;
     if (s.op_overhead_s)
-      for (auto& [name, d] : c.devices) d.op_overhead_s += *s.op_overhead_s;
+      for (auto& [name, d] : c.devices) d.dispatch_s += *s.op_overhead_s;
     if (s.message_overhead_s) c.message_overhead_s = *s.message_overhead_s;
     if (s.network_Bps) c.network_ceiling_Bps = *s.network_Bps;
     if (s.server_update_s_per_byte) c.ps_cost_per_byte_s = *s.server_update_s_per_byte;

@@ -24,10 +24,12 @@
 //
 // "stacks" holds the costs of each software stack (stacks/*.json says what each is, with sources, bounds and which
 // are fitted; sim/stacks.hpp): a run of stack S uses S's values where present, the top-level ones otherwise
-// (Calibration::for_run). op_overhead_s is the framework's dispatch cost per op, added to the device's own (the
-// kernel launch); network_Bps caps what one node's transport moves per direction through each NIC link (kind
-// "network"): gRPC's or ZMQ's throughput over TCP, below the wire's rate on fast links and above it on slow ones,
-// so a slow link is never made slower than its wire; server_update_s_per_byte replaces ps_cost_per_byte_s.
+// (Calibration::for_run). A stack's op_overhead_s is the framework's host-side dispatch per op
+// (DeviceEfficiency::dispatch_s): a floor under each device op's time, not added to it; a device's op_overhead_s is
+// its own launch cost, added to every op; network_Bps caps what one node's transport moves per direction through
+// each NIC link (kind "network"): gRPC's or ZMQ's throughput over TCP, below the wire's rate on fast links and above
+// it on slow ones, so a slow link is never made slower than its wire; server_update_s_per_byte replaces
+// ps_cost_per_byte_s.
 //
 // Every key but "format" is optional; missing ones keep the defaults (default_calibration()). conv/matmul are
 // fractions of the device's peak FLOP/s reached by that layer class; memory is the fraction of memory bandwidth
@@ -76,6 +78,10 @@ struct DeviceEfficiency {
 
   double conv_winograd = 0.0;                         // 3x3 stride-1 convolutions; 0: conv (see above)
   double parallel_half_elements = 0.0;                // see above; 0: none
+  // The framework's host-side dispatch per op (its stack's op_overhead_s, set by Calibration::for_run; not in the
+  // file's device entries): a floor under each device op's time, since the host dispatches the next op while the
+  // device runs this one; on a host CPU the same thread does both, so it adds (sim/compute_model.hpp).
+  double dispatch_s = 0.0;
 
   double for_class(models::LayerClass c) const;
   // The efficiency of one op of class c moving `bytes` for `flops`: for_class(c) scaled by the intensity curve.
@@ -125,7 +131,7 @@ struct Calibration {
   // A copy with every device's model factor for `model_name` folded into its conv and matmul efficiencies.
   Calibration for_model(const std::string& model_name) const;
   // for_model, then the costs of stack `stack` folded into the top-level fields (message_overhead_s,
-  // ps_cost_per_byte_s, network_ceiling_Bps; its op_overhead_s added to every device's) and the stacks cleared:
+  // ps_cost_per_byte_s, network_ceiling_Bps; its op_overhead_s into every device's dispatch_s) and the stacks cleared:
   // what a simulation of one run uses.
   Calibration for_run(const std::string& model_name, const std::string& stack) const;
 };

@@ -64,6 +64,7 @@ double ComputeModel::op_time_s(const plan::ComputeOp& op, const Processor& p, co
   const bool upload = op.phase == plan::Phase::kData && real_data_;
   if (upload && p.upload_Bps > 0.0) t = std::max(t, op.bytes / p.upload_Bps);  // the batch over PCIe
   t += eff.op_overhead_s;
+  t = p.is_cpu ? t + eff.dispatch_s : std::max(t, eff.dispatch_s);  // the framework's dispatch: a floor on a device
   if (upload) t += static_cast<double>(op.samples) * calibration_.input_cost_per_image_s;
   if (op.phase == plan::Phase::kServerUpdate) t += op.bytes * calibration_.ps_cost_per_byte_s;
   return t * (1.0 + eff.shared_node_slowdown * p.co_runners);

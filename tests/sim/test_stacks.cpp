@@ -72,14 +72,16 @@ TEST_CASE("for_run folds the stack's costs in and leaves other stacks' runs alon
   c.stacks["tensorflow"] = sim::StackCosts{4e-5, 2e-4, 5e8, 1e-9};
   c.stacks["mpi"] = sim::StackCosts{};
   const sim::Calibration tf = c.for_run("resnet50", "tensorflow");
-  CHECK(tf.device("gpu").op_overhead_s == Approx(5e-5));
+  CHECK(tf.device("gpu").op_overhead_s == 1e-5);  // the device's launch cost stays its own
+  CHECK(tf.device("gpu").dispatch_s == Approx(4e-5));
   CHECK(tf.message_overhead_s == 2e-4);
   CHECK(tf.ps_cost_per_byte_s == 1e-9);
   CHECK(tf.network_ceiling_Bps == 5e8);
   CHECK(tf.stacks.empty());
-  CHECK(tf.for_run("resnet50", "tensorflow").device("gpu").op_overhead_s == Approx(5e-5));  // applied once
+  CHECK(tf.for_run("resnet50", "tensorflow").device("gpu").dispatch_s == Approx(4e-5));  // applied once
   const sim::Calibration mpi = c.for_run("resnet50", "mpi");
   CHECK(mpi.device("gpu").op_overhead_s == 1e-5);
+  CHECK(mpi.device("gpu").dispatch_s == 0.0);
   CHECK(mpi.message_overhead_s == 7e-6);
   CHECK(mpi.ps_cost_per_byte_s == 3e-10);
   CHECK(mpi.network_ceiling_Bps == 0.0);
