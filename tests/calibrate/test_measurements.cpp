@@ -273,3 +273,20 @@ TEST_CASE("a run's framework: its field, else the framework its source names, el
   run["framework"] = "caffe";
   CHECK_THROWS_WITH(parse_measurements(document(run), "m.json"), Catch::Contains("/runs/0/framework"));
 }
+
+TEST_CASE("an unknown built-in model or cluster is refused at the run that names it", "[unit]") {
+  Json run = good_run();
+  run["model"] = "inception_bn";
+  const InputError model = error_of(document(run));
+  CHECK(model.file() == "m.json");
+  CHECK(model.json_path() == "/runs/0/model");
+  CHECK(std::string(model.what()).find("inception_v3") != std::string::npos);  // the known names are listed
+  run = good_run();
+  run["cluster"] = "aws-p3.16xlarge";
+  const InputError cluster = error_of(document(run));
+  CHECK(cluster.json_path() == "/runs/0/cluster");
+  CHECK(std::string(cluster.what()).find("aws-p2.8xlarge") != std::string::npos);
+  run = good_run();
+  run["model"] = "models/mine.json";  // a path is resolved, and read, when the run is simulated
+  CHECK(parse_measurements(document(run), "m.json").at(0).model == "models/mine.json");
+}
