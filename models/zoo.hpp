@@ -14,6 +14,7 @@
 //                   VALID 11×11/4 convolution; we pad a 224 image by 2, which gives the same 55×55 output.
 //   vgg16           3×224×224, 1000: torchvision's vgg16 (no batch norm)
 //   resnet18, resnet50, resnet152   3×224×224, 1000: torchvision's, v1.5 (stride in the 3×3 of a bottleneck)
+//   inception_bn    3×224×224, 1000: BN-Inception as MXNet's symbols/inception-bn.py (zoo_inception.cpp)
 //   inception_v3    3×299×299, 1000: torchvision's, auxiliary head excluded (convolutions without bias, batch
 //                   norm with eps 0.001, count_include_pad average pools, dropout before the classifier)
 // Every model ends with fc → softmax_cross_entropy. An input override changes the spatial sizes all the way

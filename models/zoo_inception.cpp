@@ -118,4 +118,64 @@ Model make_inception_v3(const std::string& name, Shape input, int64_t classes) {
   return b.build();
 }
 
+// BN-Inception as MXNet's image-classification example defines it (symbols/inception-bn.py, the "inception-bn" of
+// MXNet's K80 benchmarks in docs/faq/perf.md; Ioffe & Szegedy 2015, Figure 5): every convolution has a bias and is
+// followed by batch norm and relu; pools use MXNet's default 'valid' convention (no padding unless given), so the
+// 224 input gives 55, 27, 14 and 7 where the paper has 56, 28, 14 and 7. Blocks (channels out): 3a 256, 3b 320,
+// 3c 576 (stride 2), 4a..4d 576, 576, 608, 608, 4e 1056 (stride 2), 5a 1024, 5b 1024 (max pool branch), global
+// average pool, fc 1024 → classes.
+namespace {
+
+int mx_conv(ModelBuilder& b, const std::string& name, int from, int64_t out, int64_t k, int64_t stride = 1,
+            int64_t pad = 0) {
+  ConvParams p = conv_params(out, k, k, stride, pad, pad);
+  p.bias = true;
+  const int c = b.conv(name + ".conv", from, p);
+  return b.relu(name + ".relu", b.batchnorm(name + ".bn", c, 2e-5));
+}
+
+// InceptionFactoryA: 1x1 | 1x1 → 3x3 | 1x1 → 3x3 → 3x3 | 3x3/1 pool (avg or max) → 1x1 proj.
+int bn_inception_a(ModelBuilder& b, const std::string& p, int x, int64_t n1, int64_t n3r, int64_t n3, int64_t nd3r,
+                   int64_t nd3, bool max_pool, int64_t proj) {
+  const int c1 = mx_conv(b, p + ".1x1", x, n1, 1);
+  const int c3 = mx_conv(b, p + ".3x3", mx_conv(b, p + ".3x3_reduce", x, n3r, 1), n3, 3, 1, 1);
+  int d3 = mx_conv(b, p + ".double_3x3_reduce", x, nd3r, 1);
+  d3 = mx_conv(b, p + ".double_3x3_1", mx_conv(b, p + ".double_3x3_0", d3, nd3, 3, 1, 1), nd3, 3, 1, 1);
+  const int pool = max_pool ? b.maxpool(p + ".pool", x, 3, 1, 1) : b.avgpool(p + ".pool", x, 3, 1, 1);
+  return b.concat(p + ".concat", {c1, c3, d3, mx_conv(b, p + ".proj", pool, proj, 1)});
+}
+
+// InceptionFactoryB (grid reduction): 1x1 → 3x3/2 | 1x1 → 3x3 → 3x3/2 | 3x3/2 max pool (pad 1).
+int bn_inception_b(ModelBuilder& b, const std::string& p, int x, int64_t n3r, int64_t n3, int64_t nd3r, int64_t nd3) {
+  const int c3 = mx_conv(b, p + ".3x3", mx_conv(b, p + ".3x3_reduce", x, n3r, 1), n3, 3, 2, 1);
+  int d3 = mx_conv(b, p + ".double_3x3_reduce", x, nd3r, 1);
+  d3 = mx_conv(b, p + ".double_3x3_1", mx_conv(b, p + ".double_3x3_0", d3, nd3, 3, 1, 1), nd3, 3, 2, 1);
+  return b.concat(p + ".concat", {c3, d3, b.maxpool(p + ".pool", x, 3, 2, 1)});
+}
+
+}  // namespace
+
+Model make_inception_bn(const std::string& name, Shape input, int64_t classes) {
+  ModelBuilder b(name, input, classes);
+  int x = mx_conv(b, "conv1", b.input(), 64, 7, 2, 3);
+  x = b.maxpool("pool1", x, 3, 2);
+  x = mx_conv(b, "conv2_red", x, 64, 1);
+  x = mx_conv(b, "conv2", x, 192, 3, 1, 1);
+  x = b.maxpool("pool2", x, 3, 2);
+  x = bn_inception_a(b, "3a", x, 64, 64, 64, 64, 96, false, 32);
+  x = bn_inception_a(b, "3b", x, 64, 64, 96, 64, 96, false, 64);
+  x = bn_inception_b(b, "3c", x, 128, 160, 64, 96);
+  x = bn_inception_a(b, "4a", x, 224, 64, 96, 96, 128, false, 128);
+  x = bn_inception_a(b, "4b", x, 192, 96, 128, 96, 128, false, 128);
+  x = bn_inception_a(b, "4c", x, 160, 128, 160, 128, 160, false, 128);
+  x = bn_inception_a(b, "4d", x, 96, 128, 192, 160, 192, false, 128);
+  x = bn_inception_b(b, "4e", x, 128, 192, 192, 256);
+  x = bn_inception_a(b, "5a", x, 352, 192, 320, 160, 224, false, 128);
+  x = bn_inception_a(b, "5b", x, 352, 192, 320, 192, 224, true, 128);
+  x = b.global_avgpool("global_pool", x);
+  x = b.fc("fc1", x, b.classes());
+  b.softmax_cross_entropy("loss", x);
+  return b.build();
+}
+
 }  // namespace scaletwin::models::zoo_detail

@@ -18,6 +18,7 @@ struct ResNetSpec {
 Model make_resnet(const std::string& name, Shape input, int64_t classes, const ResNetSpec& spec);
 
 Model make_inception_v3(const std::string& name, Shape input, int64_t classes);
+Model make_inception_bn(const std::string& name, Shape input, int64_t classes);
 
 // conv (no bias) → batchnorm(eps) → relu, named <prefix>.conv / .bn / .relu; returns the relu.
 int conv_bn_relu(ModelBuilder& b, const std::string& prefix, int from, const ConvParams& p, double bn_eps = 1e-5);

@@ -276,7 +276,7 @@ TEST_CASE("a run's framework: its field, else the framework its source names, el
 
 TEST_CASE("an unknown built-in model or cluster is refused at the run that names it", "[unit]") {
   Json run = good_run();
-  run["model"] = "inception_bn";
+  run["model"] = "googlenet";
   const InputError model = error_of(document(run));
   CHECK(model.file() == "m.json");
   CHECK(model.json_path() == "/runs/0/model");

@@ -2,6 +2,10 @@
 // forward cost, overrides of input and classes, and the error for an unknown name.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 #include "core/error.hpp"
 #include "models/zoo.hpp"
 
@@ -132,4 +136,37 @@ TEST_CASE("zoo: unknown names and too-small inputs are input errors") {
   }
   CHECK_FALSE(is_builtin_model("resnet51"));
   CHECK(is_builtin_model("alexnet"));
+}
+
+// BN-Inception (MXNet's symbols/inception-bn.py): each block's output channels as in Ioffe & Szegedy 2015,
+// Figure 5, at MXNet's 'valid' pooling sizes; the parameter count derived from the definition (convs with bias,
+// batch norm's scale and shift, fc 1024 -> 1000 with bias), about 2.0 G multiply-adds forward.
+TEST_CASE("zoo: inception_bn has BN-Inception's blocks and parameters") {
+  const Model m = make_builtin_model("inception_bn");
+  const std::vector<std::pair<std::string, Shape>> blocks = {
+      {"3a", {256, 27, 27}}, {"3b", {320, 27, 27}}, {"3c", {576, 14, 14}}, {"4a", {576, 14, 14}},
+      {"4b", {576, 14, 14}}, {"4c", {608, 14, 14}}, {"4d", {608, 14, 14}}, {"4e", {1056, 7, 7}},
+      {"5a", {1024, 7, 7}},  {"5b", {1024, 7, 7}}};
+  for (const auto& [block, shape] : blocks) {
+    const auto it = std::find_if(m.layers.begin(), m.layers.end(), [&](const Layer& l) { return l.name == block + ".concat"; });
+    REQUIRE(it != m.layers.end());
+    CHECK(it->out == shape);
+  }
+  // conv + bn for (cin, cout, k); a block A with (n1, n3r, n3, nd3r, nd3, proj); a block B with (n3r, n3, nd3r, nd3).
+  auto conv = [](int64_t cin, int64_t cout, int64_t k) { return cin * cout * k * k + cout + 2 * cout; };
+  auto a = [&](int64_t c, int64_t n1, int64_t n3r, int64_t n3, int64_t nd3r, int64_t nd3, int64_t proj) {
+    return conv(c, n1, 1) + conv(c, n3r, 1) + conv(n3r, n3, 3) + conv(c, nd3r, 1) + conv(nd3r, nd3, 3) +
+           conv(nd3, nd3, 3) + conv(c, proj, 1);
+  };
+  auto b = [&](int64_t c, int64_t n3r, int64_t n3, int64_t nd3r, int64_t nd3) {
+    return conv(c, n3r, 1) + conv(n3r, n3, 3) + conv(c, nd3r, 1) + conv(nd3r, nd3, 3) + conv(nd3, nd3, 3);
+  };
+  const int64_t want = conv(3, 64, 7) + conv(64, 64, 1) + conv(64, 192, 3) + a(192, 64, 64, 64, 64, 96, 32) +
+                       a(256, 64, 64, 96, 64, 96, 64) + b(320, 128, 160, 64, 96) + a(576, 224, 64, 96, 96, 128, 128) +
+                       a(576, 192, 96, 128, 96, 128, 128) + a(576, 160, 128, 160, 128, 160, 128) +
+                       a(608, 96, 128, 192, 160, 192, 128) + b(608, 128, 192, 192, 256) +
+                       a(1056, 352, 192, 320, 160, 224, 128) + a(1024, 352, 192, 320, 192, 224, 128) + 1024 * 1000 + 1000;
+  CHECK(want == 11'295'240);
+  CHECK(m.params() == want);
+  CHECK(m.fwd_flops_per_sample() / 2 == Approx(2.0e9).epsilon(0.02));
 }
