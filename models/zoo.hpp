@@ -1,4 +1,5 @@
-// The built-in models of the spec (../shared/spec.md, "Built-in names"), built with ModelBuilder.
+// The built-in models of the spec (../shared/spec.md, "Built-in names") and inception_bn beyond it, built with
+// ModelBuilder.
 //
 //   lenet5          1×28×28, 10 classes: conv 6 5×5 pad 2, relu, maxpool 2, conv 16 5×5, relu, maxpool 2,
 //                   fc 120, relu, fc 84, relu, fc 10 (61,706 parameters; the peer's LeNet5 in
