@@ -130,8 +130,7 @@ int mx_conv(ModelBuilder& b, const std::string& name, int from, int64_t out, int
             int64_t pad = 0) {
   ConvParams p = conv_params(out, k, k, stride, pad, pad);
   p.bias = true;
-  const int c = b.conv(name + ".conv", from, p);
-  return b.relu(name + ".relu", b.batchnorm(name + ".bn", c, 2e-5));
+  return conv_bn_relu(b, name, from, p, 2e-5);
 }
 
 // InceptionFactoryA: 1x1 | 1x1 → 3x3 | 1x1 → 3x3 → 3x3 | 3x3/1 pool (avg or max) → 1x1 proj.

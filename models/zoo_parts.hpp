@@ -20,7 +20,8 @@ Model make_resnet(const std::string& name, Shape input, int64_t classes, const R
 Model make_inception_v3(const std::string& name, Shape input, int64_t classes);
 Model make_inception_bn(const std::string& name, Shape input, int64_t classes);
 
-// conv (no bias) → batchnorm(eps) → relu, named <prefix>.conv / .bn / .relu; returns the relu.
+// conv (with a bias only where p.bias: conv_params gives none) → batchnorm(eps) → relu, named <prefix>.conv / .bn /
+// .relu; returns the relu.
 int conv_bn_relu(ModelBuilder& b, const std::string& prefix, int from, const ConvParams& p, double bn_eps = 1e-5);
 ConvParams conv_params(int64_t out_channels, int64_t kernel_h, int64_t kernel_w, int64_t stride = 1,
                        int64_t pad_h = 0, int64_t pad_w = 0);
