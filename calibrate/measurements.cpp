@@ -13,7 +13,7 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
-#include "models/zoo.hpp"
+#include "models/model_json.hpp"
 #include "topology/cluster.hpp"
 
 namespace scaletwin::calibrate {
@@ -58,16 +58,13 @@ MeasuredRun read_run(const Json& value, const std::string& file, const std::stri
   r.cluster = o.get_string("cluster");
   if (r.cluster.empty()) o.fail("cluster", "a built-in cluster name or a cluster file path");
   if (is_path(r.cluster)) r.cluster = resolve_relative(r.cluster, file);
-  const std::vector<std::string> clusters = topology::builtin_cluster_names();
-  if (!is_path(r.cluster) && std::find(clusters.begin(), clusters.end(), r.cluster) == clusters.end())
+  if (!is_path(r.cluster) && !topology::is_builtin_cluster(r.cluster))
     o.fail("cluster", fmt::format("a built-in cluster ({}) or the path of a cluster file (got \"{}\")",
-                                  fmt::join(clusters, ", "), r.cluster));
+                                  fmt::join(topology::builtin_cluster_names(), ", "), r.cluster));
   r.model = o.get_string("model");
   if (r.model.empty()) o.fail("model", "a built-in model name or a model file path");
   if (is_path(r.model)) r.model = resolve_relative(r.model, file);
-  if (!is_path(r.model) && !models::is_builtin_model(r.model))
-    o.fail("model", fmt::format("a built-in model ({}) or the path of a model file (got \"{}\")",
-                                fmt::join(models::builtin_model_names(), ", "), r.model));
+  models::check_model_reference(r.model, file, path + "/model");  // as the simulation will, but at this run
   r.nodes = static_cast<int>(o.get_int("nodes", 1, 1, 1 << 16));
   r.gpus_per_node = static_cast<int>(o.get_int("gpus_per_node", std::nullopt, 1, 4096));
   r.batch_per_gpu = o.get_int("batch_per_gpu", std::nullopt, 1, 1 << 20);

@@ -240,9 +240,15 @@ Json model_to_json(const Model& model) {
 Model load_model(const std::string& name_or_file, const ModelOverrides& overrides, const std::string& context_file,
                  const std::string& context_path) {
   if (is_builtin_model(name_or_file)) return make_builtin_model(name_or_file, overrides.input, overrides.classes);
+  check_model_reference(name_or_file, context_file, context_path);
+  return load_model_file(name_or_file, overrides);
+}
+
+void check_model_reference(const std::string& name_or_file, const std::string& context_file,
+                           const std::string& context_path) {
   const bool looks_like_path = name_or_file.find('/') != std::string::npos ||
                                name_or_file.ends_with(".json") || std::filesystem::exists(name_or_file);
-  if (looks_like_path) return load_model_file(name_or_file, overrides);
+  if (is_builtin_model(name_or_file) || looks_like_path) return;
   throw InputError(context_file, context_path,
                    fmt::format("a built-in model ({}) or the path of a model file (got \"{}\")",
                                fmt::join(builtin_model_names(), ", "), name_or_file));

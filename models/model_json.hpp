@@ -44,5 +44,9 @@ Json model_to_json(const Model& model);
 // a scenario file and "/model"), "" for the command line.
 Model load_model(const std::string& name_or_file, const ModelOverrides& overrides = {},
                  const std::string& context_file = "", const std::string& context_path = "");
+// The check load_model makes before reading a file, without reading it: a built-in name, or a name that looks like
+// a path (a '/', ".json", or an existing file); else the same InputError.
+void check_model_reference(const std::string& name_or_file, const std::string& context_file,
+                           const std::string& context_path);
 
 }  // namespace scaletwin::models

@@ -26,12 +26,10 @@ int cluster_nodes_needed(const Scenario& scenario, int devices_per_node, int gpu
 }
 
 topology::ClusterSpec load_scenario_cluster_spec(const Scenario& scenario) {
-  const auto names = topology::builtin_cluster_names();
-  const bool builtin = std::find(names.begin(), names.end(), scenario.cluster) != names.end();
-  if (!builtin && !std::filesystem::exists(scenario.cluster))
+  if (!topology::is_builtin_cluster(scenario.cluster) && !std::filesystem::exists(scenario.cluster))
     throw InputError(scenario.file, "/cluster",
                      fmt::format("a built-in cluster ({}) or an existing cluster file (got \"{}\")",
-                                 fmt::join(names, ", "), scenario.cluster));
+                                 fmt::join(topology::builtin_cluster_names(), ", "), scenario.cluster));
   return topology::load_cluster_spec(scenario.cluster);
 }
 

@@ -143,6 +143,7 @@ class Cluster {
 // A built-in name (clusters/NAME.json, embedded in the binary) or a path to a cluster JSON file.
 ClusterSpec load_cluster_spec(const std::string& name_or_file);
 std::vector<std::string> builtin_cluster_names();
+bool is_builtin_cluster(const std::string& name);
 
 // Added: reads a cluster JSON document (format in clusters/README.md); `file` names it in errors. Resolves
 // "devices_per_node": "auto" (std::thread::hardware_concurrency()) and expands "for_each_device" links.

@@ -268,6 +268,8 @@ std::vector<std::string> builtin_cluster_names() {
   return names;
 }
 
+bool is_builtin_cluster(const std::string& name) { return !builtin_cluster_text(name).empty(); }
+
 std::string builtin_cluster_text(const std::string& name) {
   for (const auto& b : detail::builtin_cluster_texts())
     if (b.name == name) return std::string(b.text);
