@@ -24,10 +24,18 @@ bool cuda_device_available(std::string* why = nullptr);
 // The number of usable CUDA devices (0 without CUDA or without a device).
 int cuda_device_count();
 
-// Precision of the convolution, batch-norm and matrix arithmetic. Buffers stay fp32 either way (the Backend
-// contract): kFp32 computes in fp32 (cuDNN may use TF32 tensor cores on Ampere and later, as PyTorch does by
-// default for convolutions; CudaOptions::allow_tf32 = false forbids it).
-enum class CudaPrecision { kFp32 };
+// Precision of the convolution and matrix arithmetic. Buffers stay fp32 either way (the Backend contract: weights,
+// activations, gradients and the optimizer's state; batch norm, pooling and the loss compute in fp32).
+//   kFp32  computes in fp32 (cuDNN may use TF32 tensor cores on Ampere and later, as PyTorch does by default for
+//          convolutions; CudaOptions::allow_tf32 = false forbids it).
+//   kBf16, kFp16  mixed precision as PyTorch's autocast does it: each convolution and fully connected GEMM casts
+//          its operands (input or output gradient, and the fp32 master weights) to bf16 / fp16, runs on the tensor
+//          cores with fp32 accumulation, and widens its result back to fp32. fp16 needs loss scaling against
+//          underflow and overflow (exec/loss_scaler.hpp, applied by the trainer); bf16 has fp32's range.
+enum class CudaPrecision { kFp32, kBf16, kFp16 };
+inline const char* cuda_precision_name(CudaPrecision p) {
+  return p == CudaPrecision::kBf16 ? "bf16" : p == CudaPrecision::kFp16 ? "fp16" : "fp32";
+}
 
 struct CudaOptions {
   CudaPrecision precision = CudaPrecision::kFp32;
@@ -43,6 +51,7 @@ std::unique_ptr<Backend> make_cuda_backend(int device, const CudaOptions& option
 // Refuses, before anything is allocated, a batch whose training would not fit the free memory of `device`: an
 // InputError (exit 2) that says where the memory goes and the largest batch that fits (exec/cuda/memory_plan.hpp).
 // SystemError when CUDA is absent.
+// Mixed precision adds the half-precision copies of the largest convolution or GEMM's operands.
 void check_cuda_memory(const models::Model& model, int64_t batch, int device, const CudaOptions& options = {});
 
 // Collectives on device buffers of one CUDA backend, over NCCL. start() enqueues the whole schedule on the

@@ -53,7 +53,8 @@ void check_cuda_memory(const models::Model& model, int64_t batch, int device, co
   const auto available = static_cast<int64_t>(free_bytes) + cuda::kContextAllowanceBytes;
   const int64_t workspace = cuda::workspace_limit_bytes(options.workspace_limit_bytes, static_cast<int64_t>(free_bytes));
   cuda::check_fits(model, batch, workspace, std::min(available, static_cast<int64_t>(total_bytes)),
-                   fmt::format("{} (device {}, {:.1f} GB free)", prop.name, device, static_cast<double>(free_bytes) / 1e9));
+                   fmt::format("{} (device {}, {:.1f} GB free)", prop.name, device, static_cast<double>(free_bytes) / 1e9),
+                   options.precision != CudaPrecision::kFp32);
 }
 
 }  // namespace scaletwin::exec
@@ -86,9 +87,16 @@ void DeviceContext::reserve_workspace(int64_t bytes) {
   workspace = DeviceBytes(bytes);
 }
 
-TensorDesc::TensorDesc(const TensorDims& d) {
+void DeviceContext::reserve_half_scratch(int64_t elements) {
+  if (2 * elements <= half_scratch.bytes()) return;
+  ST_CUDA_CHECK(cudaStreamSynchronize(stream));
+  half_scratch = DeviceBytes();
+  half_scratch = DeviceBytes(2 * elements);
+}
+
+TensorDesc::TensorDesc(const TensorDims& d, cudnnDataType_t type) {
   ST_CUDNN_CHECK(cudnnCreateTensorDescriptor(&desc));
-  ST_CUDNN_CHECK(cudnnSetTensor4dDescriptorEx(desc, CUDNN_DATA_FLOAT, d.n, d.c, d.h, d.w, d.stride_n, d.stride_c,
+  ST_CUDNN_CHECK(cudnnSetTensor4dDescriptorEx(desc, type, d.n, d.c, d.h, d.w, d.stride_n, d.stride_c,
                                               d.stride_h, d.stride_w));
 }
 TensorDesc::~TensorDesc() { cudnnDestroyTensorDescriptor(desc); }
@@ -118,6 +126,7 @@ CudaBackend::~CudaBackend() {
   cudaSetDevice(ctx_.device);
   cudaStreamSynchronize(ctx_.stream);
   ctx_.workspace = DeviceBytes();
+  ctx_.half_scratch = DeviceBytes();
   for (cudaEvent_t e : marks_) cudaEventDestroy(e);
   if (reference_ != nullptr) cudaEventDestroy(reference_);
   cublasDestroy(ctx_.cublas);
@@ -160,8 +169,11 @@ double CudaBackend::mark_time_s(int64_t mark) {
 }
 
 std::string CudaBackend::name() const {
-  return fmt::format("cuda ({}, device {}, cuDNN {}, cuBLAS, fp32{})", device_name_, ctx_.device,
-                     cudnnGetVersion(), ctx_.options.allow_tf32 ? " with TF32 convolutions" : "");
+  const std::string precision =
+      ctx_.half() ? fmt::format("{} mixed precision", cuda_precision_name(ctx_.options.precision))
+                  : std::string(ctx_.options.allow_tf32 ? "fp32 with TF32 convolutions" : "fp32");
+  return fmt::format("cuda ({}, device {}, cuDNN {}, cuBLAS, {})", device_name_, ctx_.device, cudnnGetVersion(),
+                     precision);
 }
 
 Buffer CudaBackend::alloc(int64_t floats) {

@@ -1,13 +1,17 @@
 // Convolution on cuDNN 9 (legacy API): forward, backward-data and backward-filter, each with its algorithm chosen
 // once per shape (conv_shape_key: kernels of equal shapes share the search) by the workspace policy of
 // layer_plan.hpp (cuDNN's heuristics, or timed runs with CudaOptions::benchmark_algorithms), and the bias through
-// cudnnAddTensor / cudnnConvolutionBackwardBias.
+// cudnnAddTensor / cudnnConvolutionBackwardBias. In mixed precision (CudaPrecision kBf16, kFp16) each direction
+// casts its two fp32 operands into the context's half scratch (half_scratch_layout), convolves 2-byte tensors on
+// the tensor cores with fp32 accumulation (cuDNN's PSEUDO_BFLOAT16 / PSEUDO_HALF configurations) and widens the
+// result into the fp32 buffer; the bias stays fp32.
 #include <algorithm>
 #include <vector>
 
 #include "core/error.hpp"
 #include "exec/cuda/cuda_check.hpp"
 #include "exec/cuda/device_context.hpp"
+#include "exec/cuda/kernels.hpp"
 
 namespace scaletwin::exec::cuda {
 namespace {
@@ -34,16 +38,27 @@ Choice pick(const std::vector<AlgorithmOption>& options, int64_t limit) {
 class ConvKernel : public LayerKernel {
  public:
   ConvKernel(DeviceContext& ctx, const LayerDesc& desc)
-      : ctx_(ctx), plan_(plan_conv(desc)), x_(plan_.x), y_(plan_.y), bias_(plan_.bias) {
+      : ctx_(ctx),
+        plan_(plan_conv(desc)),
+        half_(ctx.half()),
+        type_(half_ ? ctx.cudnn_half_type() : CUDNN_DATA_FLOAT),
+        x_(plan_.x, type_),
+        y_(plan_.y, type_),
+        y32_(plan_.y),
+        bias_(plan_.bias),
+        scratch_(half_scratch_layout(plan_)) {
     ST_CUDNN_CHECK(cudnnCreateFilterDescriptor(&w_));
-    ST_CUDNN_CHECK(cudnnSetFilter4dDescriptor(w_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, plan_.w.k, plan_.w.c,
-                                              plan_.w.r, plan_.w.s));
+    ST_CUDNN_CHECK(cudnnSetFilter4dDescriptor(w_, type_, CUDNN_TENSOR_NCHW, plan_.w.k, plan_.w.c, plan_.w.r,
+                                              plan_.w.s));
     ST_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&conv_));
     ST_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv_, plan_.pad_h, plan_.pad_w, plan_.stride_h, plan_.stride_w,
                                                    plan_.dilation_h, plan_.dilation_w, CUDNN_CROSS_CORRELATION,
                                                    CUDNN_DATA_FLOAT));
     ST_CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv_, plan_.groups));
-    ST_CUDNN_CHECK(cudnnSetConvolutionMathType(conv_, ctx.options.allow_tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
+    // fp32 accumulation either way; tensor cores for 2-byte tensors, and for fp32 ones (TF32) when allowed.
+    ST_CUDNN_CHECK(cudnnSetConvolutionMathType(
+        conv_, half_ ? CUDNN_TENSOR_OP_MATH : ctx.options.allow_tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
+    if (half_) ctx.reserve_half_scratch(scratch_.elements);
     int n = 0, c = 0, h = 0, w = 0;
     ST_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(conv_, x_.desc, w_, &n, &c, &h, &w));
     ST_ASSERT(n == plan_.y.n && c == plan_.y.c && h == plan_.y.h && w == plan_.y.w,
@@ -58,12 +73,21 @@ class ConvKernel : public LayerKernel {
   void forward(const LayerArgs& a) override {
     ctx_.activate();
     const float one = 1.0f, zero = 0.0f;
-    ST_CUDNN_CHECK(cudnnConvolutionForward(ctx_.cudnn, &one, x_.desc, a.inputs[0], w_, a.weights, conv_,
+    const void* x = a.inputs[0];
+    const void* w = a.weights;
+    void* y = a.output;
+    if (half_) {
+      x = to_half(a.inputs[0], 0, plan_.x.elements());
+      w = to_half(a.weights, scratch_.w_offset, plan_.weight_count);
+      y = ctx_.half_at(scratch_.y_offset);
+    }
+    ST_CUDNN_CHECK(cudnnConvolutionForward(ctx_.cudnn, &one, x_.desc, x, w_, w, conv_,
                                            static_cast<cudnnConvolutionFwdAlgo_t>(fwd_.algorithm),
                                            ctx_.workspace.data(), static_cast<size_t>(fwd_.workspace_bytes), &zero,
-                                           y_.desc, a.output));
+                                           y_.desc, y));
+    if (half_) launch_from_half(y, a.output, plan_.y.elements(), ctx_.half_type(), ctx_.stream);
     if (plan_.has_bias)
-      ST_CUDNN_CHECK(cudnnAddTensor(ctx_.cudnn, &one, bias_.desc, a.weights + plan_.weight_count, &one, y_.desc,
+      ST_CUDNN_CHECK(cudnnAddTensor(ctx_.cudnn, &one, bias_.desc, a.weights + plan_.weight_count, &one, y32_.desc,
                                     a.output));
   }
 
@@ -71,12 +95,21 @@ class ConvKernel : public LayerKernel {
     ST_ASSERT(training_, "backward of a convolution kernel built for evaluation");
     ctx_.activate();
     const float one = 1.0f, zero = 0.0f;
-    ST_CUDNN_CHECK(cudnnConvolutionBackwardFilter(ctx_.cudnn, &one, x_.desc, a.inputs[0], y_.desc, a.d_output,
-                                                  conv_, static_cast<cudnnConvolutionBwdFilterAlgo_t>(filter_.algorithm),
+    const void* x = a.inputs[0];
+    const void* dy = a.d_output;
+    void* dw = a.d_weights;
+    if (half_) {
+      x = to_half(a.inputs[0], 0, plan_.x.elements());
+      dy = to_half(a.d_output, scratch_.y_offset, plan_.y.elements());
+      dw = ctx_.half_at(scratch_.w_offset);
+    }
+    ST_CUDNN_CHECK(cudnnConvolutionBackwardFilter(ctx_.cudnn, &one, x_.desc, x, y_.desc, dy, conv_,
+                                                  static_cast<cudnnConvolutionBwdFilterAlgo_t>(filter_.algorithm),
                                                   ctx_.workspace.data(), static_cast<size_t>(filter_.workspace_bytes),
-                                                  &zero, w_, a.d_weights));
+                                                  &zero, w_, dw));
+    if (half_) launch_from_half(dw, a.d_weights, plan_.weight_count, ctx_.half_type(), ctx_.stream);
     if (plan_.has_bias)
-      ST_CUDNN_CHECK(cudnnConvolutionBackwardBias(ctx_.cudnn, &one, y_.desc, a.d_output, &zero, bias_.desc,
+      ST_CUDNN_CHECK(cudnnConvolutionBackwardBias(ctx_.cudnn, &one, y32_.desc, a.d_output, &zero, bias_.desc,
                                                   a.d_weights + plan_.weight_count));
   }
 
@@ -85,10 +118,19 @@ class ConvKernel : public LayerKernel {
     ST_ASSERT(training_, "backward of a convolution kernel built for evaluation");
     ctx_.activate();
     const float one = 1.0f, zero = 0.0f;
-    ST_CUDNN_CHECK(cudnnConvolutionBackwardData(ctx_.cudnn, &one, w_, a.weights, y_.desc, a.d_output, conv_,
+    const void* w = a.weights;
+    const void* dy = a.d_output;
+    void* dx = a.d_inputs[0];
+    if (half_) {
+      w = to_half(a.weights, scratch_.w_offset, plan_.weight_count);
+      dy = to_half(a.d_output, scratch_.y_offset, plan_.y.elements());
+      dx = ctx_.half_at(0);
+    }
+    ST_CUDNN_CHECK(cudnnConvolutionBackwardData(ctx_.cudnn, &one, w_, w, y_.desc, dy, conv_,
                                                 static_cast<cudnnConvolutionBwdDataAlgo_t>(data_.algorithm),
                                                 ctx_.workspace.data(), static_cast<size_t>(data_.workspace_bytes),
-                                                &zero, x_.desc, a.d_inputs[0]));
+                                                &zero, x_.desc, dx));
+    if (half_) launch_from_half(dx, a.d_inputs[0], plan_.x.elements(), ctx_.half_type(), ctx_.stream);
   }
 
  private:
@@ -147,9 +189,20 @@ class ConvKernel : public LayerKernel {
     ctx_.reserve_workspace(most);
   }
 
+  // Casts n fp32 values into the half scratch at `offset` (2-byte elements); returns where they are.
+  const void* to_half(const float* src, int64_t offset, int64_t n) {
+    void* dst = ctx_.half_at(offset);
+    launch_to_half(src, dst, n, ctx_.half_type(), ctx_.stream);
+    return dst;
+  }
+
   DeviceContext& ctx_;
   ConvPlan plan_;
-  TensorDesc x_, y_, bias_;
+  bool half_;
+  cudnnDataType_t type_;  // of x, y and the filter in the convolution calls
+  TensorDesc x_, y_;      // in type_
+  TensorDesc y32_, bias_;  // fp32: the output buffer and the bias, for cudnnAddTensor and the bias gradient
+  HalfScratchLayout scratch_;
   cudnnFilterDescriptor_t w_ = nullptr;
   cudnnConvolutionDescriptor_t conv_ = nullptr;
   Choice fwd_, data_, filter_;

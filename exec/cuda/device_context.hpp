@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "exec/backend.hpp"
+#include "exec/cuda/kernels.hpp"
 #include "exec/cuda/layer_plan.hpp"
 #include "exec/cuda_backend.hpp"
 
@@ -53,17 +54,30 @@ struct DeviceContext {
   int64_t workspace_limit_bytes = 0;  // per convolution direction (layer_plan.hpp's policy)
   DeviceBytes workspace;              // shared by every kernel, grown (between iterations) to the largest need
   std::map<ConvShapeKey, ConvAlgorithms> conv_algorithms;  // searched once per shape (layer_plan.hpp)
+  DeviceBytes half_scratch;  // mixed precision: the 2-byte operands of the running op (half_scratch_layout)
 
   // cudaSetDevice(device): every entry point calls it, as one thread may drive several backends.
   void activate() const;
   // Grows the workspace to at least `bytes` (synchronizes the stream first when it must reallocate).
   void reserve_workspace(int64_t bytes);
+  // Mixed precision: grows half_scratch to at least `elements` 2-byte values (synchronizing first, as above).
+  void reserve_half_scratch(int64_t elements);
+  bool half() const { return options.precision != CudaPrecision::kFp32; }
+  HalfType half_type() const { return options.precision == CudaPrecision::kFp16 ? HalfType::kFp16 : HalfType::kBf16; }
+  cudnnDataType_t cudnn_half_type() const {
+    return options.precision == CudaPrecision::kFp16 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16;
+  }
+  cudaDataType_t cublas_half_type() const {
+    return options.precision == CudaPrecision::kFp16 ? CUDA_R_16F : CUDA_R_16BF;
+  }
+  // The part of half_scratch at `offset` 2-byte elements.
+  void* half_at(int64_t offset) const { return static_cast<char*>(half_scratch.data()) + 2 * offset; }
 };
 
 // RAII descriptors.
 struct TensorDesc {
   cudnnTensorDescriptor_t desc = nullptr;
-  explicit TensorDesc(const TensorDims& dims);
+  explicit TensorDesc(const TensorDims& dims, cudnnDataType_t type = CUDNN_DATA_FLOAT);
   ~TensorDesc();
   TensorDesc(const TensorDesc&) = delete;
   TensorDesc& operator=(const TensorDesc&) = delete;

@@ -1,4 +1,6 @@
 // The CUDA backend's own kernels (see kernels.hpp): grid-stride loops over 64-bit indices.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include "exec/cuda/cuda_check.hpp"
@@ -47,6 +49,19 @@ __global__ void xent_grad_kernel(const float* probs, const float* labels, float*
   }
 }
 
+__global__ void to_bf16_kernel(const float* src, __nv_bfloat16* dst, int64_t n) {
+  ST_GRID_LOOP(i, n) dst[i] = __float2bfloat16_rn(src[i]);
+}
+__global__ void to_fp16_kernel(const float* src, __half* dst, int64_t n) {
+  ST_GRID_LOOP(i, n) dst[i] = __float2half_rn(src[i]);
+}
+__global__ void from_bf16_kernel(const __nv_bfloat16* src, float* dst, int64_t n) {
+  ST_GRID_LOOP(i, n) dst[i] = __bfloat162float(src[i]);
+}
+__global__ void from_fp16_kernel(const __half* src, float* dst, int64_t n) {
+  ST_GRID_LOOP(i, n) dst[i] = __half2float(src[i]);
+}
+
 void check_launch() { ST_CUDA_CHECK(cudaGetLastError()); }
 
 }  // namespace
@@ -84,6 +99,23 @@ void launch_softmax_xent_grad(const float* probs, const float* labels, float* d_
   if (batch * classes <= 0) return;
   xent_grad_kernel<<<blocks_for(batch * classes), kThreads, 0, stream>>>(probs, labels, d_x, batch, classes,
                                                                          loss_scale);
+  check_launch();
+}
+
+void launch_to_half(const float* src, void* dst, int64_t n, HalfType type, cudaStream_t stream) {
+  if (n <= 0) return;
+  if (type == HalfType::kBf16)
+    to_bf16_kernel<<<blocks_for(n), kThreads, 0, stream>>>(src, static_cast<__nv_bfloat16*>(dst), n);
+  else
+    to_fp16_kernel<<<blocks_for(n), kThreads, 0, stream>>>(src, static_cast<__half*>(dst), n);
+  check_launch();
+}
+void launch_from_half(const void* src, float* dst, int64_t n, HalfType type, cudaStream_t stream) {
+  if (n <= 0) return;
+  if (type == HalfType::kBf16)
+    from_bf16_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(src), dst, n);
+  else
+    from_fp16_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const __half*>(src), dst, n);
   check_launch();
 }
 

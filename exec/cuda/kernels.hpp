@@ -1,6 +1,6 @@
 // The CUDA backend's own kernels, for what no library call does: element-wise helpers (fill, add for reducing
 // received chunks, scale), the SGD update, dropout with the shared mask of exec/backend.hpp and the gradient of
-// softmax cross-entropy. Each launcher enqueues on `stream` and checks the launch. Plain C++ declarations, so that
+// softmax cross-entropy, the casts of mixed precision to and from 2-byte floats. Each launcher enqueues on `stream` and checks the launch. Plain C++ declarations, so that
 // host code includes this header without nvcc.
 #pragma once
 
@@ -9,6 +9,14 @@
 #include <cstdint>
 
 namespace scaletwin::exec::cuda {
+
+// The 2-byte floating-point formats of mixed precision: bf16 (8 exponent bits, fp32's range) and fp16 (5 exponent
+// bits: beyond ±65504 a value becomes ±inf, which loss scaling detects).
+enum class HalfType { kBf16, kFp16 };
+// dst[i] = src[i] rounded to the nearest `type` value (ties to even); dst holds n 2-byte values.
+void launch_to_half(const float* src, void* dst, int64_t n, HalfType type, cudaStream_t stream);
+// dst[i] = src[i] widened to fp32 (exact).
+void launch_from_half(const void* src, float* dst, int64_t n, HalfType type, cudaStream_t stream);
 
 void launch_fill(float* dst, float value, int64_t n, cudaStream_t stream);
 void launch_add(float* dst, const float* src, int64_t n, cudaStream_t stream);    // dst += src

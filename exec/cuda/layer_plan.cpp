@@ -155,4 +155,24 @@ size_t choose_algorithm(const std::vector<AlgorithmOption>& options, int64_t lim
   return smallest;
 }
 
+HalfScratchLayout half_scratch_layout(int64_t x_elements, int64_t w_elements, int64_t y_elements) {
+  ST_ASSERT(x_elements >= 0 && w_elements >= 0 && y_elements >= 0, "negative scratch");
+  constexpr int64_t kAlign = 128;  // 2-byte elements per 256 bytes
+  const auto up = [](int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; };
+  HalfScratchLayout l;
+  l.w_offset = up(x_elements);
+  l.y_offset = l.w_offset + up(w_elements);
+  l.elements = l.y_offset + up(y_elements);
+  return l;
+}
+
+HalfScratchLayout half_scratch_layout(const ConvPlan& plan) {
+  return half_scratch_layout(plan.x.elements(), plan.weight_count, plan.y.elements());
+}
+
+HalfScratchLayout half_scratch_layout(const FcPlan& plan) {
+  return half_scratch_layout(int64_t{plan.batch} * plan.in, int64_t{plan.out} * plan.in,
+                             int64_t{plan.batch} * plan.out);
+}
+
 }  // namespace scaletwin::exec::cuda

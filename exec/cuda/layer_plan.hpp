@@ -83,6 +83,18 @@ struct FcPlan {
 };
 FcPlan plan_fc(const LayerDesc& desc);
 
+// Mixed precision (CudaPrecision kBf16, kFp16): the 2-byte copies a convolution or GEMM works on, in one scratch
+// region that every kernel of a backend shares (its one stream runs one op at a time): the op's input (forward,
+// backward-weight) or input gradient (backward-input) at 0, the weights or weight gradient at w_offset, the output
+// or output gradient at y_offset; each part starts on a 256-byte boundary, as cuDNN and cuBLAS prefer.
+struct HalfScratchLayout {
+  int64_t w_offset = 0, y_offset = 0, elements = 0;  // in 2-byte elements
+  bool operator==(const HalfScratchLayout&) const = default;
+};
+HalfScratchLayout half_scratch_layout(int64_t x_elements, int64_t w_elements, int64_t y_elements);
+HalfScratchLayout half_scratch_layout(const ConvPlan& plan);  // x, K·C/groups·R·S, y
+HalfScratchLayout half_scratch_layout(const FcPlan& plan);    // N·in, out·in, N·out
+
 // Workspace policy for convolutions: each convolution direction picks, among the algorithms cuDNN offers (in its
 // order of preference: heuristics or measured time), the first that succeeded and needs at most the limit; when
 // none fits, the one that needs least. All kernels of a backend share one workspace, sized to the largest choice.

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "exec/cuda/layer_plan.hpp"
 #include "exec/network_layout.hpp"
 
 namespace scaletwin::exec::cuda {
@@ -19,18 +20,21 @@ std::string gigabytes(int64_t bytes) { return fmt::format("{:.2f} GB", static_ca
 
 int64_t MemoryEstimate::total_bytes() const {
   return weights_bytes + gradients_bytes + momentum_bytes + state_bytes + activations_bytes +
-         activation_gradients_bytes + scratch_bytes + kernels_bytes + workspace_bytes + context_bytes;
+         activation_gradients_bytes + scratch_bytes + kernels_bytes + workspace_bytes + context_bytes +
+         half_scratch_bytes;
 }
 
 std::string MemoryEstimate::breakdown() const {
   return fmt::format("weights {}, gradients {}, momentum {}, activations {}, activation gradients {}, scratch {}, "
-                     "batch-norm state and kernel buffers {}, cuDNN workspace {}, CUDA context {}",
+                     "batch-norm state and kernel buffers {}, cuDNN workspace {}, CUDA context {}{}",
                      gigabytes(weights_bytes), gigabytes(gradients_bytes), gigabytes(momentum_bytes),
                      gigabytes(activations_bytes), gigabytes(activation_gradients_bytes), gigabytes(scratch_bytes),
-                     gigabytes(state_bytes + kernels_bytes), gigabytes(workspace_bytes), gigabytes(context_bytes));
+                     gigabytes(state_bytes + kernels_bytes), gigabytes(workspace_bytes), gigabytes(context_bytes),
+                     half_scratch_bytes > 0 ? ", half-precision copies " + gigabytes(half_scratch_bytes) : "");
 }
 
-MemoryEstimate estimate_training_memory(const models::Model& model, int64_t batch, int64_t workspace_bytes) {
+MemoryEstimate estimate_training_memory(const models::Model& model, int64_t batch, int64_t workspace_bytes,
+                                        bool half) {
   ST_ASSERT(batch > 0, "memory estimate for a non-positive batch");
   const detail::Layout layout = detail::make_layout(model, {});
   MemoryEstimate e;
@@ -49,6 +53,12 @@ MemoryEstimate estimate_training_memory(const models::Model& model, int64_t batc
     using models::LayerKind;
     if (model.layers[i].kind == LayerKind::kBatchNorm) e.kernels_bytes += 2 * g.out_shape.c * kFloat;
     if (model.layers[i].kind == LayerKind::kFullyConnected) e.kernels_bytes += batch * kFloat;
+    const bool gemm = model.layers[i].kind == LayerKind::kConv || model.layers[i].kind == LayerKind::kFullyConnected;
+    if (half && gemm && !g.in_shapes.empty()) {
+      const HalfScratchLayout h = half_scratch_layout(batch * g.in_shapes.front().elements(), g.weight_count,
+                                                      batch * g.out_shape.elements());
+      e.half_scratch_bytes = std::max(e.half_scratch_bytes, h.elements * 2);
+    }
   }
   e.scratch_bytes = static_cast<int64_t>(max_inputs) * batch * max_elements * kFloat;
   e.workspace_bytes = workspace_bytes;
@@ -56,9 +66,9 @@ MemoryEstimate estimate_training_memory(const models::Model& model, int64_t batc
   return e;
 }
 
-int64_t max_batch_that_fits(const models::Model& model, int64_t workspace_bytes, int64_t device_bytes) {
+int64_t max_batch_that_fits(const models::Model& model, int64_t workspace_bytes, int64_t device_bytes, bool half) {
   const auto fits = [&](int64_t b) {
-    return estimate_training_memory(model, b, workspace_bytes).total_bytes() <= device_bytes;
+    return estimate_training_memory(model, b, workspace_bytes, half).total_bytes() <= device_bytes;
   };
   if (!fits(1)) return 0;
   int64_t lo = 1, hi = 2;
@@ -74,10 +84,10 @@ int64_t max_batch_that_fits(const models::Model& model, int64_t workspace_bytes,
 }
 
 void check_fits(const models::Model& model, int64_t batch, int64_t workspace_bytes, int64_t device_bytes,
-                const std::string& device_name) {
-  const MemoryEstimate e = estimate_training_memory(model, batch, workspace_bytes);
+                const std::string& device_name, bool half) {
+  const MemoryEstimate e = estimate_training_memory(model, batch, workspace_bytes, half);
   if (e.total_bytes() <= device_bytes) return;
-  const int64_t best = max_batch_that_fits(model, workspace_bytes, device_bytes);
+  const int64_t best = max_batch_that_fits(model, workspace_bytes, device_bytes, half);
   throw InputError(fmt::format("model '{}' at batch {} per GPU needs about {} of device memory ({}), but {} has {}: "
                                "{}",
                                model.name, batch, gigabytes(e.total_bytes()), e.breakdown(), device_name,

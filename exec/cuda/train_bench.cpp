@@ -4,19 +4,24 @@
 // with the loss read back, backward, SGD with momentum.
 //
 //   scaletwin_cuda_train [--model resnet50] [--batch 64] [--iterations 50] [--warmup 5] [--device 0] [--no-tf32]
-//                        [--benchmark-algorithms] [--peak-tflops P]
-// Prints "MODEL: X images/s (batch B, fp32[+TF32 conv], N iterations, DEVICE)", the model FLOP rate (the model's
+//                        [--benchmark-algorithms] [--precision fp32|bf16|fp16] [--peak-tflops P]
+// bf16 and fp16 are the backend's mixed precision (exec/cuda_backend.hpp); fp16 scales the loss as the trainer
+// does (exec/loss_scaler.hpp: a step with overflowing gradients is skipped and counted).
+// Prints "MODEL: X images/s (batch B, PRECISION, N iterations, DEVICE)", the model FLOP rate (the model's
 // forward + backward FLOPs per sample, models/model.hpp, a multiply-add counting 2, times images/s) and, with
 // --peak-tflops, its share of that peak (model FLOP utilisation); "images_per_sec=X" and "model_tflops=F" last.
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
 
 #include "core/error.hpp"
 #include "exec/cuda_backend.hpp"
+#include "exec/loss_scaler.hpp"
 #include "exec/network.hpp"
 #include "exec/optimizer.hpp"
 #include "models/zoo.hpp"
@@ -49,6 +54,13 @@ Options parse(int argc, char** argv) {
     else if (a == "--no-tf32") o.cuda.allow_tf32 = false;
     else if (a == "--peak-tflops") o.peak_tflops = std::stod(value());
     else if (a == "--benchmark-algorithms") o.cuda.benchmark_algorithms = true;
+    else if (a == "--precision") {
+      const std::string p = value();
+      if (p == "fp32") o.cuda.precision = exec::CudaPrecision::kFp32;
+      else if (p == "bf16") o.cuda.precision = exec::CudaPrecision::kBf16;
+      else if (p == "fp16") o.cuda.precision = exec::CudaPrecision::kFp16;
+      else throw InputError("--precision: fp32, bf16 or fp16 (got \"" + p + "\")");
+    }
     else throw InputError("unknown option " + a + " (see the comment at the top of exec/cuda/train_bench.cpp)");
   }
   if (o.batch < 1 || o.iterations < 1 || o.warmup < 0) throw InputError("batch and iterations must be positive");
@@ -67,6 +79,8 @@ int run(const Options& o) {
   for (float& x : images) x = pixel(rng);
   for (float& l : labels) l = static_cast<float>(rng() % static_cast<uint64_t>(model.classes));
   double first_loss = 0.0, last_loss = 0.0;
+  std::optional<exec::LossScaler> scaler;
+  if (o.cuda.precision == exec::CudaPrecision::kFp16) scaler.emplace();
   auto start = std::chrono::steady_clock::now();
   for (int64_t it = 0; it < o.warmup + o.iterations; ++it) {
     if (it == o.warmup) {
@@ -74,18 +88,33 @@ int run(const Options& o) {
       start = std::chrono::steady_clock::now();
     }
     const exec::LossStats loss = net.forward(images.data(), labels.data(), o.batch, true);
-    net.backward();
-    sgd.step(net.params(), net.grads(), 0.01f);
+    if (!scaler) {
+      net.backward();
+      sgd.step(net.params(), net.grads(), 0.01f);
+    } else {  // as the trainer: the mean loss times the scale, then unscale, or skip an overflowing step
+      const auto s = static_cast<float>(scaler->scale());
+      net.backward({}, s / static_cast<float>(o.batch));
+      const bool finite = std::isfinite(backend->sum_squares(net.grads(), net.param_count()));
+      if (finite) backend->scale(net.grads(), 1.0f / s, net.param_count());
+      if (scaler->update(finite)) sgd.step(net.params(), net.grads(), 0.01f);
+    }
     if (it == 0) first_loss = loss.mean_loss();
     last_loss = loss.mean_loss();
   }
   backend->synchronize();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double images_per_sec = static_cast<double>(o.batch * o.iterations) / seconds;
-  std::printf("%s: %.1f images/s (batch %lld, fp32%s, %lld iterations after %lld warm-up, %s); loss %.3f -> %.3f\n",
-              o.model.c_str(), images_per_sec, static_cast<long long>(o.batch),
-              o.cuda.allow_tf32 ? " with TF32 convolutions" : "", static_cast<long long>(o.iterations),
-              static_cast<long long>(o.warmup), backend->name().c_str(), first_loss, last_loss);
+  const std::string precision = o.cuda.precision != exec::CudaPrecision::kFp32
+                                    ? std::string(exec::cuda_precision_name(o.cuda.precision)) + " mixed precision"
+                                    : std::string(o.cuda.allow_tf32 ? "fp32 with TF32 convolutions" : "fp32");
+  std::printf("%s: %.1f images/s (batch %lld, %s, %lld iterations after %lld warm-up, %s); loss %.3f -> %.3f\n",
+              o.model.c_str(), images_per_sec, static_cast<long long>(o.batch), precision.c_str(),
+              static_cast<long long>(o.iterations), static_cast<long long>(o.warmup), backend->name().c_str(),
+              first_loss, last_loss);
+  if (scaler)
+    std::printf("loss scale %.0f at the end, %lld of %lld steps skipped for overflowing gradients\n",
+                scaler->scale(), static_cast<long long>(scaler->skipped_steps()),
+                static_cast<long long>(o.warmup + o.iterations));
   const double tflops = images_per_sec * (model.fwd_flops_per_sample() + model.bwd_flops_per_sample()) / 1e12;
   std::printf("model FLOP rate: %.1f TFLOP/s (%.2f GFLOP per image, forward + backward)", tflops,
               (model.fwd_flops_per_sample() + model.bwd_flops_per_sample()) / 1e9);

@@ -120,8 +120,12 @@ std::unique_ptr<Backend> make_backend(const detail::Context& ctx, bool worker, i
                                              "node has no GPU of its own (the node has {})", device, gpus));
   // The CLI has checked cuda_device_available() first. A batch that cannot fit is an input error, before any
   // allocation.
-  check_cuda_memory(detail::data_parallel_model(ctx), ctx.plan.batch_per_worker, device);
-  return make_cuda_backend(device);
+  CudaOptions cuda;
+  cuda.precision = ctx.scenario.training.precision == plan::Precision::kBf16   ? CudaPrecision::kBf16
+                   : ctx.scenario.training.precision == plan::Precision::kFp16 ? CudaPrecision::kFp16
+                                                                                 : CudaPrecision::kFp32;
+  check_cuda_memory(detail::data_parallel_model(ctx), ctx.plan.batch_per_worker, device, cuda);
+  return make_cuda_backend(device, cuda);
 }
 
 // The workers' communicator on the device (NCCL), bootstrapped over the workers' MPI communicator.
@@ -193,17 +197,29 @@ void set_model_parallel_layers(detail::Context& ctx, int workers) {
   }
 }
 
-// The executor trains in fp32 (on --device cuda, convolutions may use TF32 tensor cores: CudaOptions::allow_tf32).
-// A scenario asking for bf16 or fp16 is refused rather than run in another precision than it says: mixed precision
-// (half copies of weights and activations, fp32 master weights, loss scaling for fp16) is not implemented. The
-// simulator predicts such a scenario at the device's half-precision peak (sim/compute_model.cpp).
-void check_precision(const plan::Scenario& scenario) {
-  if (scenario.training.precision == plan::Precision::kFp32) return;
-  throw InputError(scenario.file, "/training/precision",
-                   fmt::format("\"fp32\" for scaletwin run: the executor trains in fp32 (TF32 convolutions on "
-                               "--device cuda); bf16 and fp16 mixed precision is simulated by predict but not "
-                               "implemented by run (got \"{}\")",
-                               plan::precision_name(scenario.training.precision)));
+// The precision a run trains in is the scenario's, or the run is refused (never run in another precision than it
+// says). fp32 everywhere (TF32 convolutions on --device cuda: CudaOptions::allow_tf32). bf16 and fp16 are mixed
+// precision on --device cuda (exec/cuda_backend.hpp: half operands on the tensor cores, fp32 master weights);
+// the CPU executor has no such path. fp16 scales the loss (exec/loss_scaler.hpp): the workers skip a step whose
+// gradients overflowed, which needs the workers to apply the update, so not with parameter servers.
+void check_precision(const detail::Context& ctx) {
+  const plan::Scenario& scenario = ctx.scenario;
+  const plan::Precision p = scenario.training.precision;
+  if (p == plan::Precision::kFp32) return;
+  const std::string name = plan::precision_name(p);
+  if (ctx.options.device != "cuda")
+    throw InputError(scenario.file, "/training/precision",
+                     fmt::format("\"fp32\" with --device {}: bf16 and fp16 mixed precision run on --device cuda (the "
+                                 "CPU executor trains in fp32; got \"{}\")",
+                                 ctx.options.device, name));
+  const bool servers = std::any_of(ctx.plan.collectives.begin(), ctx.plan.collectives.end(), [](const auto& c) {
+    return c.purpose == plan::CollectivePurpose::kPsPushPull;
+  });
+  if (p == plan::Precision::kFp16 && servers)
+    throw InputError(scenario.file, "/training/precision",
+                     "\"bf16\" or \"fp32\" with parameter servers: fp16's loss scaling skips the steps whose "
+                     "gradients overflow, which the workers find after their backward pass, while the servers apply "
+                     "the update (got \"fp16\")");
 }
 
 void set_target_accuracy(detail::Context& ctx, const TrainOptions& options) {
@@ -309,7 +325,7 @@ TrainResult train(plan::Point point, const TrainOptions& options, MPI_Comm comm)
   ctx.plan = std::move(point.plan);
   ST_ASSERT(static_cast<int>(ctx.plan.endpoints.size()) == ctx.ranks,
             fmt::format("the plan has {} endpoints for {} ranks", ctx.plan.endpoints.size(), ctx.ranks));
-  check_precision(scenario);
+  check_precision(ctx);
   set_model_parallel_layers(ctx, workers);
   set_target_accuracy(ctx, options);
 

@@ -17,7 +17,8 @@
 //
 // The result is a run record of the measurements format (../shared/spec.md) with images/s after warm-up,
 // per-phase times, loss and accuracy per epoch, test accuracy, per-rank figures, staleness, the plan hash and the
-// precision (fp32: a scenario in bf16 or fp16 is refused, mixed precision not being implemented), the curve (test
+// precision (bf16 and fp16 mixed precision on --device cuda only; fp16's final loss scale and skipped steps under
+// "loss_scaling"), the curve (test
 // accuracy, loss and the gradient noise scale at every evaluation) and the time to the target accuracy.
 #pragma once
 

@@ -68,7 +68,9 @@ LossStats Worker::hybrid_pass() {
   const LossStats stats = head_->forward(nullptr, global_labels_.data(), G_, true, &hooks_);
   trace_span(plan::Phase::kForward);
   const int offset = ctx_.mp_first - 1;
-  head_->backward([this, offset](const ParamSegment& s) { on_gradient_ready(s.layer + offset); }, 0.0f, &hooks_);
+  // The mean over the global batch (0: Network's 1/n), times the loss scale in fp16.
+  const float head_scale = scaler_ ? amp_scale() / static_cast<float>(G_) : 0.0f;
+  head_->backward([this, offset](const ParamSegment& s) { on_gradient_ready(s.layer + offset); }, head_scale, &hooks_);
   be.copy(main_->seed_gradient(), head_->input_gradient() + w_ * b_ * in, b_ * in);
   main_->backward([this](const ParamSegment& s) { on_gradient_ready(s.layer); }, 1.0f);
   trace_span(plan::Phase::kBackwardInput);

@@ -124,6 +124,9 @@ struct RankFigures {
   // Workers: the fraction of the host's CPU time its hypervisor stole over the measured iterations
   // (exec/train/host_cpu.hpp); -1 where /proc/stat cannot tell.
   double cpu_steal = -1.0;
+  // Workers in fp16: the loss scale at the end and the steps skipped for overflowing gradients (exec/loss_scaler.hpp).
+  double loss_scale = 0.0;
+  double skipped_steps = 0.0;
 };
 
 struct WorkerOutcome {

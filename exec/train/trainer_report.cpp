@@ -158,6 +158,15 @@ Json make_report(const Context& ctx, const std::string& backend_name, const std:
   // The share of the host's CPU time taken by other virtual machines during the measured iterations (mean over
   // workers; each reads its host's /proc/stat): a run with more of it ran on a slower machine.
   if (t.steal_ranks > 0) run["cpu_steal"] = t.steal_sum / t.steal_ranks;
+  // fp16 mixed precision: the dynamic loss scale at the end and the steps skipped for overflowing gradients (the
+  // workers agree on both; exec/loss_scaler.hpp).
+  if (s.training.precision == plan::Precision::kFp16)
+    for (size_t r = 0; r < figures.size(); ++r)
+      if (plan.endpoints[r].kind == plan::EndpointKind::kWorker) {
+        run["loss_scaling"] = {{"final_scale", figures[r].loss_scale},
+                               {"skipped_steps", figures[r].skipped_steps}};
+        break;
+      }
   if (plan.sync != plan::SyncKind::kSync)
     run["staleness"] = {{"pushes", staleness.pushes}, {"mean", staleness.mean}, {"max", staleness.max}};
   if (ctx.resumed_from > 0) run["resumed_from_iteration"] = ctx.resumed_from;  // --resume: figures after it

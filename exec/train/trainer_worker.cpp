@@ -4,6 +4,8 @@
 // is in trainer_hybrid.cpp; evaluation and the full weights in trainer_eval.cpp.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "core/error.hpp"
 #include "exec/train/host_cpu.hpp"
 #include "exec/train/trainer_worker.hpp"
@@ -53,6 +55,7 @@ Worker::Worker(Context& ctx, const TrainingData& data)
   labels_.resize(static_cast<size_t>(b_));
   global_labels_.resize(static_cast<size_t>(G_));
   loss_scale_ = 1.0f / static_cast<float>(ctx.update_batch);
+  if (ctx.scenario.training.precision == plan::Precision::kFp16) scaler_.emplace();
 }
 
 Worker::~Worker() = default;
@@ -152,13 +155,16 @@ LossStats Worker::iteration(int64_t step, const std::vector<int64_t>& permutatio
       // The noise scale's |g_b|²: this worker's gradient before the collective that reduces it in place.
       if (noise) local_sq_ += ctx_.backend->sum_squares(main_->grads() + s.offset, s.length);
       on_gradient_ready(s.layer);
-    }, loss_scale_);
+    }, loss_scale_ * amp_scale());
     trace_span(plan::Phase::kBackwardInput);
   }
   if (backward_end_ >= 0) engine_.complete_compute_through(backward_end_);
   engine_.pump();
   engine_.wait_all_comm();  // the update depends on every collective of the iteration
-  if (noise) {
+  const float applied_scale = amp_scale();
+  const bool apply = unscale_gradients();
+  if (noise && apply) {
+    local_sq_ /= static_cast<double>(applied_scale) * applied_scale;  // |g_b|² was taken on the scaled gradient
     // grads() holds (1/G)·Σ over this worker's b samples before the all-reduce (b/G · g_b), and g_B after it.
     const double up = static_cast<double>(G_) / static_cast<double>(b_);
     noise_.small_sq += local_sq_ * up * up;
@@ -166,7 +172,7 @@ LossStats Worker::iteration(int64_t step, const std::vector<int64_t>& permutatio
     noise_.samples += 1.0;
   }
   trace_restart();
-  update(step);
+  if (apply) update(step);  // fp16: a step whose gradients overflowed is skipped (all workers agree)
   if (update_item_ >= 0) engine_.complete(update_item_);
   const double t1 = now_s();
   // Traced as the plan has them: no update where servers update everything, data only for real data (assembled by
@@ -185,6 +191,26 @@ LossStats Worker::iteration(int64_t step, const std::vector<int64_t>& permutatio
   fig_.iterations += 1;
   fig_.images += static_cast<double>(b_);
   return stats;
+}
+
+bool Worker::unscale_gradients() {
+  if (!scaler_) return true;
+  Backend& be = *ctx_.backend;
+  // A sum of squares is finite exactly when every gradient is (it is taken in double: no finite fp32 value
+  // overflows it).
+  double sq = be.sum_squares(main_->grads(), main_->param_count());
+  if (split_) sq += be.sum_squares(head_->grads(), head_->param_count());
+  int finite = std::isfinite(sq) ? 1 : 0;
+  ST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &finite, 1, MPI_INT, MPI_MIN, ctx_.workers_comm));
+  if (finite != 0) {
+    const float inverse = 1.0f / amp_scale();
+    be.scale(main_->grads(), inverse, main_->param_count());
+    if (split_) be.scale(head_->grads(), inverse, head_->param_count());
+  }
+  const bool apply = scaler_->update(finite != 0);
+  fig_.loss_scale = scaler_->scale();
+  fig_.skipped_steps = static_cast<double>(scaler_->skipped_steps());
+  return apply;
 }
 
 void Worker::update(int64_t step) {

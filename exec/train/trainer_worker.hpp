@@ -4,7 +4,10 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
+
+#include "exec/loss_scaler.hpp"
 
 #include "exec/train/trainer_internal.hpp"
 
@@ -25,6 +28,11 @@ class Worker {
   void load_batch(const std::vector<int64_t>& permutation, int64_t index_in_epoch);
   LossStats iteration(int64_t step, const std::vector<int64_t>& permutation, int64_t index_in_epoch);
   void update(int64_t step);
+  // fp16 (scaler_ set): whether every worker's gradients of this step are finite (collective over the workers),
+  // and, when they are, the gradients divided by the loss scale; then the scaler's update. Returns whether the
+  // step is to be applied.
+  bool unscale_gradients();
+  float amp_scale() const { return scaler_ ? static_cast<float>(scaler_->scale()) : 1.0f; }
   // The compute span from trace_mark_ to a mark taken now (Backend::mark: on a GPU, where its stream has got to) as
   // `phase`, when the iteration is traced; the next span starts at that mark.
   void trace_span(plan::Phase phase);
@@ -66,6 +74,7 @@ class Worker {
   int backward_end_ = -1, update_item_ = -1, data_item_ = -1;
   std::vector<float> images_, labels_, global_labels_;
   float loss_scale_ = 1.0f;
+  std::optional<LossScaler> scaler_;  // fp16 mixed precision: dynamic loss scaling
   int64_t trace_mark_ = 0;  // run --trace: the Backend::mark where the current compute span began
   RankFigures fig_;
   // The curve's window since the last point: loss over the samples, the gradient noise scale's norms.

@@ -4,6 +4,7 @@
 // dropout hash against the shared one.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 
 #include <random>
@@ -238,6 +239,43 @@ TEST_CASE("memory planner: the executor's allocations for ResNet-50, refused on 
                           Catch::Contains("use a batch of at most " + std::to_string(h200)));
   REQUIRE(max_batch_that_fits(m, kWorkspace, kGB / 2) == 0);  // below the context allowance
   REQUIRE_THROWS_WITH(check_fits(m, 1, kWorkspace, kGB / 2, "tiny"), Catch::Contains("not fit even at batch 1"));
+}
+
+TEST_CASE("mixed precision: the half scratch holds an op's three 2-byte operands, 256-byte aligned, and the "
+          "memory planner counts the largest") {
+  const HalfScratchLayout l = half_scratch_layout(1000, 1, 129);
+  REQUIRE(l.w_offset == 1024);          // 1000 rounded up to 128 elements (256 bytes)
+  REQUIRE(l.y_offset == 1024 + 128);
+  REQUIRE(l.elements == 1024 + 128 + 256);
+  REQUIRE(half_scratch_layout(0, 0, 0) == HalfScratchLayout{});
+  // ResNet-50's stem convolution at batch 64: x 64·3·224², w 64·3·7·7, y 64·64·112², from the kernel's own plan.
+  const models::Model m = models::make_builtin_model("resnet50");
+  const HalfScratchLayout conv = half_scratch_layout(plan_conv(desc_of(m, 1, 64)));
+  REQUIRE(conv.w_offset == 64 * 3 * 224 * 224);
+  REQUIRE(conv.y_offset - conv.w_offset == 9472);  // 9408 weights, aligned
+  REQUIRE(conv.elements - conv.y_offset == int64_t{64} * 64 * 112 * 112);
+  // fp32 allocates none; bf16 / fp16 the largest op's (each layer's own kernel plan here, the layout's geometry in
+  // the planner), 2 bytes each.
+  int64_t largest = 0;
+  for (size_t i = 0; i < m.layers.size(); ++i) {
+    if (m.layers[i].kind == LayerKind::kConv)
+      largest = std::max(largest, half_scratch_layout(plan_conv(desc_of(m, static_cast<int>(i), 64))).elements);
+    if (m.layers[i].kind == LayerKind::kFullyConnected) {
+      const HalfScratchLayout gemm = half_scratch_layout(plan_fc(desc_of(m, static_cast<int>(i), 64)));
+      REQUIRE(gemm.w_offset == 64 * 2048);
+      REQUIRE(gemm.y_offset - gemm.w_offset == 2048 * 1000);
+      REQUIRE(gemm.elements - gemm.y_offset == 64 * 1000);  // a multiple of 128 already
+      largest = std::max(largest, gemm.elements);
+    }
+  }
+  REQUIRE(largest > conv.elements);  // layer 1's 1×1 expansion, 64 → 256 channels at 56², has more
+  REQUIRE(estimate_training_memory(m, 64, kWorkspace).half_scratch_bytes == 0);
+  const MemoryEstimate half = estimate_training_memory(m, 64, kWorkspace, true);
+  REQUIRE(half.half_scratch_bytes == 2 * largest);
+  REQUIRE(half.total_bytes() == estimate_training_memory(m, 64, kWorkspace).total_bytes() + 2 * largest);
+  REQUIRE(max_batch_that_fits(m, kWorkspace, kK80Bytes, true) <= max_batch_that_fits(m, kWorkspace, kK80Bytes));
+  REQUIRE_THROWS_WITH(check_fits(m, 64, kWorkspace, kK80Bytes, "Tesla K80", true),
+                      Catch::Contains("half-precision copies"));
 }
 
 TEST_CASE("the device-side dropout hash equals the shared dropout_keep bit for bit") {

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "exec/cpu/cpu_backend.hpp"
+#include "exec/loss_scaler.hpp"
 #include "exec/optimizer.hpp"
 
 using namespace scaletwin::exec;
@@ -61,4 +62,31 @@ TEST_CASE("learning rate: linear scaling with gradual warm-up and step decay (Go
   s.global_batch = 128;
   CHECK(s.lr(0) == Approx(0.05));
   CHECK(warmup_steps_for(5, 60000, 1024) == 5 * 58);
+}
+
+TEST_CASE("fp16 loss scaling: halve and skip on overflow, double after a run of finite steps, never below the floor") {
+  LossScaler::Options o;
+  o.initial_scale = 1024.0;
+  o.growth_interval = 3;
+  o.min_scale = 256.0;
+  LossScaler s(o);
+  REQUIRE(LossScaler().scale() == 65536.0);  // GradScaler's default start, 2^16
+  REQUIRE(s.update(true));
+  REQUIRE(s.update(true));
+  REQUIRE(s.scale() == 1024.0);
+  REQUIRE(s.update(true));  // the third finite step in a row
+  REQUIRE(s.scale() == 2048.0);
+  REQUIRE_FALSE(s.update(false));  // overflow: skipped, halved, the run of finite steps restarts
+  REQUIRE(s.scale() == 1024.0);
+  REQUIRE(s.update(true));
+  REQUIRE(s.update(true));
+  REQUIRE_FALSE(s.update(false));
+  REQUIRE(s.scale() == 512.0);
+  REQUIRE_FALSE(s.update(false));
+  REQUIRE_FALSE(s.update(false));
+  REQUIRE(s.scale() == 256.0);  // the floor
+  REQUIRE(s.skipped_steps() == 4);
+  REQUIRE(s.applied_steps() == 5);
+  o.backoff_factor = 1.5;
+  REQUIRE_THROWS(LossScaler(o));
 }

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "exec/comm/comm.hpp"
 #include "exec/cpu/cpu_backend.hpp"
 #include "forwarding_backend.hpp"
@@ -304,6 +305,110 @@ TEST_CASE("trainer device path: a run resumed from a checkpoint ends with the un
   int64_t starts = 0;
   for (const auto& [name, count] : second.starts) starts += count;
   CHECK(starts == 3 * 1);  // the resumed run did iteration 4 alone, its 3 buckets on the device
+}
+
+namespace {
+
+// A layer kernel that hands every call to the CPU's and, on its `at`-th backward_weight call, writes a NaN into
+// its weight gradient: a worker's gradients overflowing as fp16's would.
+class PoisoningKernel : public exec::LayerKernel {
+ public:
+  PoisoningKernel(std::unique_ptr<exec::LayerKernel> inner, int at) : inner_(std::move(inner)), at_(at) {}
+  void forward(const exec::LayerArgs& a) override { inner_->forward(a); }
+  void backward_weight(const exec::LayerArgs& a) override {
+    inner_->backward_weight(a);
+    if (++calls_ == at_) a.d_weights[0] = std::nanf("");
+  }
+  void backward_input(const exec::LayerArgs& a) override { inner_->backward_input(a); }
+
+ private:
+  std::unique_ptr<exec::LayerKernel> inner_;
+  int at_, calls_ = 0;
+};
+
+// The recording device whose first training convolution poisons its gradient at iteration `at` (0: never).
+class PoisoningBackend : public RecordingBackend {
+ public:
+  PoisoningBackend(Record& record, int at) : RecordingBackend(record), at_(at) {}
+  std::unique_ptr<exec::LayerKernel> make_layer(const exec::LayerDesc& desc) override {
+    auto kernel = RecordingBackend::make_layer(desc);
+    if (at_ == 0 || !desc.training || desc.layer->kind != models::LayerKind::kConv || poisoned_) return kernel;
+    poisoned_ = true;
+    return std::make_unique<PoisoningKernel>(std::move(kernel), at_);
+  }
+
+ private:
+  int at_;
+  bool poisoned_ = false;
+};
+
+}  // namespace
+
+TEST_CASE("trainer device path: fp16 scales the loss and all workers skip a step whose gradients overflow on one",
+          "[np2]") {
+  plan::Scenario s = trainer_scenario(ring(40000), 1, 2, 8);  // 4 iterations
+  const auto run_with = [&](plan::Precision precision, int poison_at_worker0) {
+    s.training.precision = precision;
+    Record record;
+    exec::TrainOptions o = device_options(record);
+    o.make_device_backend = [&record, poison_at_worker0](int device) {
+      record.devices.push_back(device);
+      return std::make_unique<PoisoningBackend>(record, device == 0 ? poison_at_worker0 : 0);
+    };
+    return exec::train(s, o, MPI_COMM_WORLD);
+  };
+  const exec::TrainResult fp32 = run_with(plan::Precision::kFp32, 0);
+  SECTION("no overflow: the scale (a power of two) is taken out exactly, and the weights are fp32's bit for bit") {
+    // The fake device computes in fp32, so what differs from fp32 is only the scaling: 2^16 on the loss, 2^-16
+    // on the reduced gradients. Scaling by a power of two commutes with rounding, so a scale applied twice or
+    // not taken out would show here.
+    const exec::TrainResult fp16 = run_with(plan::Precision::kFp16, 0);
+    CHECK(fp16.weights == fp32.weights);
+    if (world_rank() == 0) {
+      CHECK(fp16.run.at("precision") == "fp16");
+      CHECK(fp16.run.at("loss_scaling").at("final_scale").get<double>() == 65536.0);
+      CHECK(fp16.run.at("loss_scaling").at("skipped_steps").get<double>() == 0.0);
+    }
+  }
+  SECTION("a NaN in worker 0's gradient at iteration 2: both workers skip that step and halve the scale") {
+    const exec::TrainResult fp16 = run_with(plan::Precision::kFp16, 2);
+    if (world_rank() == 0) {
+      CHECK(fp16.run.at("loss_scaling").at("final_scale").get<double>() == 32768.0);
+      CHECK(fp16.run.at("loss_scaling").at("skipped_steps").get<double>() == 1.0);
+    }
+    // Every worker skipped the same step: the replicas still agree, every weight finite, and they differ from
+    // fp32's (one update fewer).
+    std::vector<float> flat;
+    for (const auto& layer : fp16.weights) flat.insert(flat.end(), layer.begin(), layer.end());
+    CHECK(std::all_of(flat.begin(), flat.end(), [](float x) { return std::isfinite(x); }));
+    std::vector<float> other(flat.size());
+    const int peer = 1 - world_rank();
+    MPI_Sendrecv(flat.data(), static_cast<int>(flat.size()), MPI_FLOAT, peer, 7, other.data(),
+                 static_cast<int>(other.size()), MPI_FLOAT, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    CHECK(flat == other);
+    CHECK(fp16.weights != fp32.weights);
+  }
+}
+
+TEST_CASE("trainer device path: fp16 with parameter servers is refused on every rank, bf16 is not", "[np3]") {
+  plan::Scenario s = trainer_scenario({{"name", "ps"}, {"mode", "sync"}, {"servers", 1}}, 1, 2, 8, 2);
+  Record record;
+  s.training.precision = plan::Precision::kFp16;
+  int64_t refused = 0;
+  try {
+    exec::train(s, device_options(record), MPI_COMM_WORLD);
+  } catch (const scaletwin::InputError& e) {
+    const std::string what = e.what();
+    refused = what.find("/training/precision") != std::string::npos &&
+              what.find("parameter servers") != std::string::npos;
+  }
+  CHECK(sum_over_ranks(refused) == 3);
+  s.training.precision = plan::Precision::kBf16;  // no loss scaling: the servers' update is as in fp32
+  const exec::TrainResult bf16 = exec::train(s, device_options(record), MPI_COMM_WORLD);
+  if (world_rank() == 0) {
+    CHECK(bf16.run.at("precision") == "bf16");
+    CHECK_FALSE(bf16.run.contains("loss_scaling"));
+  }
 }
 
 }  // namespace scaletwin::test
