@@ -112,6 +112,11 @@ CudaBackend::CudaBackend(int device, const CudaOptions& options) {
   cudaDeviceProp prop{};
   ST_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   device_name_ = prop.name;
+  // cuDNN and cuBLAS take bf16 operands from compute capability 8.0 (Ampere) on; fp16 has tensor cores from 7.0.
+  if (options.precision == CudaPrecision::kBf16 && prop.major < 8)
+    throw InputError(fmt::format("bf16 mixed precision needs a GPU of compute capability 8.0 (Ampere) or later; {} "
+                                 "(device {}) is {}.{}: use fp16 or fp32",
+                                 prop.name, device, prop.major, prop.minor));
   ST_CUDA_CHECK(cudaStreamCreateWithFlags(&ctx_.stream, cudaStreamNonBlocking));
   ST_CUDNN_CHECK(cudnnCreate(&ctx_.cudnn));
   ST_CUDNN_CHECK(cudnnSetStream(ctx_.cudnn, ctx_.stream));
