@@ -288,8 +288,16 @@ const std::vector<ShippedCalibration>& shipped_calibrations() {
       const std::string file = "calibrations/" + std::string(name) + ".json";
       const Json json = parse_json_text(std::string(text), file);
       ShippedCalibration s{std::string(name), parse_calibration(json, file), {}, json.value("provenance", Json::object())};
-      for (const auto& [device, value] : json.at("devices").items())
-        if (device != "default") s.devices.push_back(device);
+      // The device types it fitted: those with a fitted parameter ("devices/<type>/<name>" in fit.parameters). The
+      // other entries of "devices" are defaults carried along (calibrate writes every device it knows), and a
+      // prediction on them is not this file's: no shipped calibration fits it.
+      const Json fitted = json.contains("fit") ? json.at("fit").value("parameters", Json::array()) : Json::array();
+      for (const Json& p : fitted) {
+        const std::string name = p.value("name", "");
+        if (!name.starts_with("devices/")) continue;
+        const std::string device = name.substr(8, name.find('/', 8) - 8);
+        if (std::find(s.devices.begin(), s.devices.end(), device) == s.devices.end()) s.devices.push_back(device);
+      }
       out.push_back(std::move(s));
     }
     return out;

@@ -144,7 +144,7 @@ Calibration default_calibration();
 struct ShippedCalibration {
   std::string name;                  // "k80": the file calibrations/k80.json
   Calibration calibration;
-  std::vector<std::string> devices;  // the device types it fitted (keys of "devices" other than "default")
+  std::vector<std::string> devices;  // the device types it fitted (a parameter of theirs in "fit": "parameters")
   Json provenance;
 };
 const std::vector<ShippedCalibration>& shipped_calibrations();

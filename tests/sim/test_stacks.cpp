@@ -198,4 +198,10 @@ TEST_CASE("predict names its calibration: shipped by device, none, or a file", "
     CHECK(sim::choose_calibration("shipped:" + s.name, "x").source == chosen.source);
   }
   CHECK_THROWS_AS(sim::choose_calibration("shipped:nothing", "x"), InputError);
+  // k80.json carries the H200's defaults along but fitted nothing of it: an H200 prediction is not its own, and
+  // gets no K80 interval.
+  const sim::ChosenCalibration h200 = sim::choose_calibration("", "H200 SXM");
+  CHECK(h200.source == "built-in defaults (no shipped calibration fits H200 SXM)");
+  CHECK(h200.calibration.prediction_log_sd == 0.0);
+  CHECK(sim::choose_calibration("", "Tesla K80 (one GK210)").source == "calibrations/k80.json (shipped)");
 }
