@@ -30,4 +30,16 @@ bool LossScaler::update(bool finite) {
   return true;
 }
 
+std::vector<double> LossScaler::state() const {
+  return {scale_, static_cast<double>(good_in_a_row_), static_cast<double>(skipped_), static_cast<double>(applied_)};
+}
+
+void LossScaler::restore(const std::vector<double>& state) {
+  ST_ASSERT(state.size() == kStateSize, "loss scaler state of another size");
+  scale_ = state[0];
+  good_in_a_row_ = static_cast<int64_t>(state[1]);
+  skipped_ = static_cast<int64_t>(state[2]);
+  applied_ = static_cast<int64_t>(state[3]);
+}
+
 }  // namespace scaletwin::exec

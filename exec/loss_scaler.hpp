@@ -7,7 +7,9 @@
 // backoff_factor (never below min_scale). bf16 has fp32's exponent range and needs none of this.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace scaletwin::exec {
 
@@ -29,6 +31,12 @@ class LossScaler {
   bool update(bool finite);
   int64_t skipped_steps() const { return skipped_; }
   int64_t applied_steps() const { return applied_; }
+
+  // Everything update() depends on, as numbers a checkpoint keeps (exact: the scale is a power of two times the
+  // initial one, the counts are far below 2^53).
+  std::vector<double> state() const;
+  void restore(const std::vector<double>& state);  // ST_ASSERT on a state of another size
+  static constexpr size_t kStateSize = 4;
 
  private:
   Options options_;

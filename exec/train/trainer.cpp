@@ -171,7 +171,8 @@ std::unique_ptr<CheckpointStore> make_checkpoints(const detail::Context& ctx, Ba
   const Json settings = {{"seed", t.seed}, {"learning_rate", t.learning_rate}, {"lr_reference_batch", t.lr_reference_batch},
                          {"lr_warmup_steps", ctx.lr.warmup_steps}, {"lr_decay_steps", ctx.lr.decay_steps},
                          {"momentum", t.momentum}, {"weight_decay", t.weight_decay}, {"data", plan::data_name(t.data)},
-                         {"dataset", t.dataset}, {"samples_per_epoch", ctx.samples_per_epoch}};
+                         {"dataset", t.dataset}, {"samples_per_epoch", ctx.samples_per_epoch},
+                         {"precision", plan::precision_name(t.precision)}};
   CheckpointIdentity id{ctx.scenario.name, plan_hash, ctx.ranks, ctx.iterations, hex64(fnv1a64(settings.dump()))};
   return std::make_unique<CheckpointStore>(backend, std::move(id), ctx.comm);
 }

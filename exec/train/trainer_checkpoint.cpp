@@ -90,6 +90,14 @@ int64_t Worker::restore(std::vector<EpochStats>& epochs) {
   std::vector<double> stats;
   const int64_t first = resume_state(ctx_, state_buffers(), stats);
   if (first == 0) return 0;
+  if (scaler_) {  // fp16: the loss scaler's state follows the epochs' statistics (checkpoint below)
+    ST_ASSERT(stats.size() >= LossScaler::kStateSize, "checkpoint: no loss scaler state");
+    const auto at = stats.end() - static_cast<std::ptrdiff_t>(LossScaler::kStateSize);
+    scaler_->restore(std::vector<double>(at, stats.end()));
+    stats.erase(at, stats.end());
+    fig_.loss_scale = scaler_->scale();
+    fig_.skipped_steps = static_cast<double>(scaler_->skipped_steps());
+  }
   unflatten_epochs(stats, epochs);
   // Dropout masks are drawn from (seed, training forwards so far, layer): one forward per iteration.
   main_->set_steps(static_cast<uint64_t>(first));
@@ -98,7 +106,12 @@ int64_t Worker::restore(std::vector<EpochStats>& epochs) {
 }
 
 void Worker::checkpoint(int64_t done, const std::vector<EpochStats>& epochs) {
-  after_iteration(ctx_, done, state_buffers(), flatten_epochs(epochs));
+  std::vector<double> stats = flatten_epochs(epochs);
+  if (scaler_) {
+    const std::vector<double> scaler = scaler_->state();
+    stats.insert(stats.end(), scaler.begin(), scaler.end());
+  }
+  after_iteration(ctx_, done, state_buffers(), stats);
 }
 
 }  // namespace scaletwin::exec::detail

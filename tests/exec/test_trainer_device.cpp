@@ -390,6 +390,45 @@ TEST_CASE("trainer device path: fp16 scales the loss and all workers skip a step
   }
 }
 
+TEST_CASE("trainer device path: an fp16 run resumed from a checkpoint keeps its loss scale and ends with the "
+          "uninterrupted run's weights", "[np2]") {
+  namespace fs = std::filesystem;
+  int64_t id = getpid();
+  MPI_Bcast(&id, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+  const fs::path dir = fs::temp_directory_path() / ("scaletwin-fp16-checkpoint-" + std::to_string(id));
+  plan::Scenario s = trainer_scenario(ring(40000), 1, 2, 8);  // 4 iterations
+  s.training.precision = plan::Precision::kFp16;
+  Record first, second;
+  exec::TrainOptions uninterrupted = device_options(first);
+  uninterrupted.make_device_backend = [&first](int device) {  // worker 0 overflows at iteration 2
+    first.devices.push_back(device);
+    return std::make_unique<PoisoningBackend>(first, device == 0 ? 2 : 0);
+  };
+  uninterrupted.checkpoint_every = 3;
+  uninterrupted.checkpoint_dir = dir.string();
+  const exec::TrainResult a = exec::train(s, uninterrupted, MPI_COMM_WORLD);
+  exec::TrainOptions resumed = device_options(second);  // iteration 4 alone: no overflow of its own
+  resumed.resume_dir = dir.string();
+  const exec::TrainResult b = exec::train(s, resumed, MPI_COMM_WORLD);
+  CHECK(a.weights == b.weights);  // bit for bit: iteration 4 ran with the checkpoint's scale, 32768
+  if (world_rank() == 0) {
+    CHECK(b.run.at("resumed_from_iteration").get<int64_t>() == 3);
+    CHECK(b.run.at("loss_scaling").at("final_scale").get<double>() == 32768.0);
+    CHECK(b.run.at("loss_scaling").at("skipped_steps").get<double>() == 1.0);
+  }
+  // The checkpoint belongs to an fp16 run: resuming it in fp32 is refused (the training settings differ).
+  s.training.precision = plan::Precision::kFp32;
+  int64_t refused = 0;
+  try {
+    exec::train(s, resumed, MPI_COMM_WORLD);
+  } catch (const scaletwin::InputError& e) {
+    refused = std::string(e.what()).find("training settings") != std::string::npos;
+  }
+  CHECK(sum_over_ranks(refused) == 2);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) fs::remove_all(dir);
+}
+
 TEST_CASE("trainer device path: fp16 with parameter servers is refused on every rank, bf16 is not", "[np3]") {
   plan::Scenario s = trainer_scenario({{"name", "ps"}, {"mode", "sync"}, {"servers", 1}}, 1, 2, 8, 2);
   Record record;
