@@ -132,6 +132,7 @@ CudaBackend::~CudaBackend() {
   cudaStreamSynchronize(ctx_.stream);
   ctx_.workspace = DeviceBytes();
   ctx_.half_scratch = DeviceBytes();
+  sum_ = DeviceBytes();
   for (cudaEvent_t e : marks_) cudaEventDestroy(e);
   if (reference_ != nullptr) cudaEventDestroy(reference_);
   cublasDestroy(ctx_.cublas);
@@ -276,6 +277,17 @@ void CudaBackend::copy_2d(float* dst, int64_t dst_ld, const float* src, int64_t 
 void CudaBackend::sgd_update(float* weights, const float* grads, float* momentum, int64_t n, const SgdStep& step) {
   ctx_.activate();
   launch_sgd_update(weights, grads, momentum, n, step.learning_rate, step.momentum, step.weight_decay, ctx_.stream);
+}
+
+double CudaBackend::sum_squares(const float* x, int64_t n) {
+  ctx_.activate();
+  if (sum_.bytes() == 0) sum_ = DeviceBytes(sizeof(double));
+  auto* device_sum = static_cast<double*>(sum_.data());
+  launch_sum_squares(x, n, device_sum, ctx_.stream);
+  double host = 0.0;
+  ST_CUDA_CHECK(cudaMemcpyAsync(&host, device_sum, sizeof(double), cudaMemcpyDeviceToHost, ctx_.stream));
+  ST_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream));
+  return host;
 }
 
 }  // namespace scaletwin::exec::cuda

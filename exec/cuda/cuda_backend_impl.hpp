@@ -32,6 +32,8 @@ class CudaBackend : public Backend {
   void scale(float* dst, float factor, int64_t n) override;
   void copy_2d(float* dst, int64_t dst_ld, const float* src, int64_t src_ld, int64_t rows, int64_t cols) override;
   void sgd_update(float* weights, const float* grads, float* momentum, int64_t n, const SgdStep& step) override;
+  // On the device (kernels.cu), 8 bytes back: fp16's overflow check and the noise scale's norms each step.
+  double sum_squares(const float* x, int64_t n) override;
   // Events on the stream, timed against one reference event recorded on a drained stream (see Backend::mark).
   int64_t mark() override;
   double mark_time_s(int64_t mark) override;
@@ -44,6 +46,7 @@ class CudaBackend : public Backend {
   DeviceContext ctx_;
   std::string device_name_;
   std::vector<cudaEvent_t> marks_;
+  DeviceBytes sum_;  // one double for sum_squares
   cudaEvent_t reference_ = nullptr;  // created by the first mark
   double reference_s_ = 0.0;         // the host's steady clock when the stream reached reference_
 };

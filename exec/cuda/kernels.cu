@@ -49,6 +49,19 @@ __global__ void xent_grad_kernel(const float* probs, const float* labels, float*
   }
 }
 
+// Each block sums its grid-stride share in double, reduces it in shared memory, and adds it to *result.
+__global__ void sum_squares_kernel(const float* x, int64_t n, double* result) {
+  __shared__ double partial[kThreads];
+  double s = 0.0;
+  ST_GRID_LOOP(i, n) s += static_cast<double>(x[i]) * static_cast<double>(x[i]);
+  partial[threadIdx.x] = s;
+  __syncthreads();
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) atomicAdd(result, partial[0]);
+}
 __global__ void to_bf16_kernel(const float* src, __nv_bfloat16* dst, int64_t n) {
   ST_GRID_LOOP(i, n) dst[i] = __float2bfloat16_rn(src[i]);
 }
@@ -102,6 +115,13 @@ void launch_softmax_xent_grad(const float* probs, const float* labels, float* d_
   check_launch();
 }
 
+void launch_sum_squares(const float* x, int64_t n, double* result, cudaStream_t stream) {
+  ST_CUDA_CHECK(cudaMemsetAsync(result, 0, sizeof(double), stream));
+  if (n <= 0) return;
+  const unsigned blocks = blocks_for(n) < 1024 ? blocks_for(n) : 1024;  // few atomics; each thread loops
+  sum_squares_kernel<<<blocks, kThreads, 0, stream>>>(x, n, result);
+  check_launch();
+}
 void launch_to_half(const float* src, void* dst, int64_t n, HalfType type, cudaStream_t stream) {
   if (n <= 0) return;
   if (type == HalfType::kBf16)

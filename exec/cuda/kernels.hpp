@@ -13,6 +13,9 @@ namespace scaletwin::exec::cuda {
 // The 2-byte floating-point formats of mixed precision: bf16 (8 exponent bits, fp32's range) and fp16 (5 exponent
 // bits: beyond ±65504 a value becomes ±inf, which loss scaling detects).
 enum class HalfType { kBf16, kFp16 };
+// *result = Σ x[i]² over [0, n), accumulated in double on the device (result: one device double, overwritten); an
+// inf or NaN anywhere makes it non-finite.
+void launch_sum_squares(const float* x, int64_t n, double* result, cudaStream_t stream);
 // dst[i] = src[i] rounded to the nearest `type` value (ties to even); dst holds n 2-byte values.
 void launch_to_half(const float* src, void* dst, int64_t n, HalfType type, cudaStream_t stream);
 // dst[i] = src[i] widened to fp32 (exact).

@@ -5,6 +5,8 @@
 // "SKIPPED: no CUDA device" and exits 77 (CTest: skipped).
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <limits>
 #include <random>
 #include <tuple>
 
@@ -112,6 +114,27 @@ TEST_CASE("GPU: fill, add, scale, copy_2d and the SGD kernel equal the CPU backe
   gpu->fill(d[1].data(), 2.5f, n);
   gpu->copy(d[0].data(), d[1].data(), n);
   REQUIRE(download(*gpu, d[0].data(), n) == std::vector<float>(static_cast<size_t>(n), 2.5f));
+}
+
+TEST_CASE("GPU: sum_squares on the device equals the CPU's and turns an inf or a NaN into a non-finite sum") {
+  skip_without_gpu();
+  auto gpu = make_gpu_side();
+  auto cpu = make_cpu_side();
+  const int64_t n = 3000017;  // more than the kernel's blocks × threads: each thread loops
+  std::mt19937_64 rng(4);
+  std::uniform_real_distribution<float> u(-3, 3);
+  std::vector<float> host(static_cast<size_t>(n));
+  for (float& x : host) x = u(rng);
+  Buffer d = gpu->alloc(n);
+  gpu->upload(d.data(), host.data(), n);
+  CHECK(gpu->sum_squares(d.data(), n) == Approx(cpu->sum_squares(host.data(), n)).epsilon(1e-12));
+  CHECK(gpu->sum_squares(d.data(), 0) == 0.0);
+  host[12345] = std::numeric_limits<float>::infinity();
+  gpu->upload(d.data(), host.data(), n);
+  CHECK_FALSE(std::isfinite(gpu->sum_squares(d.data(), n)));
+  host[12345] = std::nanf("");
+  gpu->upload(d.data(), host.data(), n);
+  CHECK_FALSE(std::isfinite(gpu->sum_squares(d.data(), n)));
 }
 
 TEST_CASE("GPU: a training step of ResNet-18 (CIFAR) through Network matches the CPU backend") {
