@@ -21,14 +21,14 @@ namespace {
 // The compute ops of a program, grouped by everything sim::ComputeModel::op_time_s reads (not the layer index),
 // each with how many times it occurs, in order of first occurrence.
 std::vector<std::pair<plan::ComputeOp, int>> distinct_ops(const plan::EndpointProgram& program) {
-  using Key = std::tuple<int, int, double, double, int64_t, int, int, double>;
+  using Key = std::tuple<int, int, double, double, int64_t, int, int, double, int, int>;
   std::map<Key, size_t> index;
   std::vector<std::pair<plan::ComputeOp, int>> out;
   for (const plan::Item& item : program.items) {
     if (item.kind != plan::Item::Kind::kCompute) continue;
     const plan::ComputeOp& op = item.compute;
     const Key key{static_cast<int>(op.phase), static_cast<int>(op.layer_class), op.flops, op.bytes, op.samples,
-                  op.kernel_hw, op.stride, op.parallel_elements};
+                  op.kernel_hw, op.stride, op.parallel_elements, op.out_h, op.out_w};
     const auto [it, fresh] = index.emplace(key, out.size());
     if (fresh)
       out.emplace_back(op, 1);

@@ -55,6 +55,7 @@ struct ComputeOp {
   int kernel_hw = 0;               // convolution: kernel height x width (0 for other layers)
   int stride = 1;                  // convolution: the larger of its strides
   double parallel_elements = 0.0;  // 0: not a GEMM-like op
+  int out_h = 0, out_w = 0;        // convolution: output height and width (Winograd's tiles cover them)
 };
 
 enum class CollectivePurpose { kGradients, kPsPushPull, kActivationGather, kGradientScatter, kLocalAggregation };

@@ -43,6 +43,7 @@ uint64_t item_hash(int parent, const Item& it) {
   h = mix(mix(h, static_cast<uint64_t>(op.phase)), static_cast<uint64_t>(op.layer + 1));
   h = mix(mix(h, bits(op.flops)), bits(op.bytes));
   h = mix(mix(h, static_cast<uint64_t>(op.samples)), bits(op.parallel_elements));
+  h = mix(mix(h, static_cast<uint64_t>(op.out_h)), static_cast<uint64_t>(op.out_w));
   for (int d : it.deps) h = mix(h, static_cast<uint64_t>(d));
   return h;
 }
@@ -156,6 +157,8 @@ static void set_op_shape(ComputeOp& op, const models::Model& model, const models
   if (L.kind == LayerKind::kConv) {
     op.kernel_hw = static_cast<int>(L.conv.kernel_h * L.conv.kernel_w);
     op.stride = static_cast<int>(std::max(L.conv.stride_h, L.conv.stride_w));
+    op.out_h = static_cast<int>(L.out.h);
+    op.out_w = static_cast<int>(L.out.w);
     const double groups = static_cast<double>(std::max<int64_t>(L.conv.groups, 1));
     switch (op.phase) {
       case Phase::kForward: reduction = static_cast<double>(in.c) / groups * op.kernel_hw; break;
@@ -274,7 +277,7 @@ const char* collective_purpose_name(CollectivePurpose p) {
 bool operator==(const ComputeOp& a, const ComputeOp& b) {
   return a.phase == b.phase && a.layer == b.layer && a.layer_class == b.layer_class && a.flops == b.flops &&
          a.bytes == b.bytes && a.samples == b.samples && a.kernel_hw == b.kernel_hw && a.stride == b.stride &&
-         a.parallel_elements == b.parallel_elements;
+         a.parallel_elements == b.parallel_elements && a.out_h == b.out_h && a.out_w == b.out_w;
 }
 
 bool operator==(const Item& a, const Item& b) {

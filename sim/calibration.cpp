@@ -61,10 +61,17 @@ double DeviceEfficiency::for_op(models::LayerClass c, double flops, double bytes
   return eff * intensity / (intensity + knee);
 }
 
+double winograd_tile_coverage(int out_h, int out_w) {
+  const auto covered = [](int n) { return static_cast<double>((n + kWinogradTile - 1) / kWinogradTile * kWinogradTile); };
+  return static_cast<double>(out_h) * out_w / (covered(out_h) * covered(out_w));
+}
+
 double DeviceEfficiency::for_op(const plan::ComputeOp& op) const {
   double eff = for_op(op.layer_class, op.flops, op.bytes);
-  if (op.layer_class == models::LayerClass::kConv && op.kernel_hw == 9 && op.stride == 1 && conv_winograd > 0.0)
+  if (op.layer_class == models::LayerClass::kConv && op.kernel_hw == 9 && op.stride == 1 && conv_winograd > 0.0) {
     eff *= conv_winograd / conv;
+    if (op.out_h > 0 && op.out_w > 0) eff *= winograd_tile_coverage(op.out_h, op.out_w);
+  }
   if (op.layer_class != models::LayerClass::kMemory && parallel_half_elements > 0.0 && op.parallel_elements > 0.0)
     eff *= op.parallel_elements / (op.parallel_elements + parallel_half_elements);
   return eff;

@@ -38,7 +38,9 @@
 // I = flops / bytes: eff(I) = eff * I / (I + knee), so small-channel layers (1x1 convolutions, I ~ 25 FLOP/B) run
 // further below the class efficiency than wide 3x3 ones (I ~ 500); knee 0 (the default) is a flat efficiency.
 // conv_winograd is the efficiency of 3x3 stride-1 convolutions (cuDNN runs them as Winograd transforms, which do
-// fewer multiplications than the direct count: it may exceed 1; 0 = the conv efficiency). parallel_half_elements
+// fewer multiplications than the direct count: it may exceed 1; 0 = the conv efficiency), times the share of the
+// computed 2x2 output tiles that the output covers (winograd_tile_coverage: F(2x2, 3x3), Lavin & Gray 2016; a 7x7
+// output is computed as 8x8, 49/64). parallel_half_elements
 // makes conv and matmul efficiency grow with the op's parallel work P (independent outputs of its GEMM,
 // plan::ComputeOp::parallel_elements): eff * P / (P + parallel_half_elements), half the efficiency at P =
 // parallel_half_elements (a GPU needs tens of thousands of outputs in flight to fill its cores; batch 1 leaves
@@ -64,6 +66,12 @@
 #include "plan/iteration_plan.hpp"
 
 namespace scaletwin::sim {
+
+// Winograd's output tile (F(2x2, 3x3)), and the share of the tiles' outputs an out_h x out_w output uses: odd
+// sizes compute a partial tile in full. The tile of 4 (F(4x4, 3x3)) predicts the cross-validation's held-out runs
+// to 14.1% against 8.6% (calibrate/README.md).
+inline constexpr int kWinogradTile = 2;
+double winograd_tile_coverage(int out_h, int out_w);
 
 struct DeviceEfficiency {
   double conv = 0.35;

@@ -113,7 +113,7 @@ TEST_CASE("a slower network under a ceiling above its wire predicts as with no c
   CHECK(sim::simulate_point_forked(s, 2, slow, sim::RunOptions{}).iteration_s > 1.2 * a.iteration_s);
 }
 
-TEST_CASE("shape-aware efficiency: 3x3 stride-1 convolutions and the parallel-work curve", "[unit]") {
+TEST_CASE("shape-aware efficiency: 3x3 stride-1 convolutions with their tiles and the parallel-work curve", "[unit]") {
   sim::DeviceEfficiency d{0.4, 0.5, 0.6, 0.0};
   d.conv_winograd = 0.8;
   plan::ComputeOp op;
@@ -123,7 +123,13 @@ TEST_CASE("shape-aware efficiency: 3x3 stride-1 convolutions and the parallel-wo
   op.kernel_hw = 9;
   op.stride = 1;
   CHECK(d.for_op(op) == Approx(0.8));
-  op.stride = 2;
+  op.out_h = op.out_w = 14;  // whole 2x2 tiles
+  CHECK(d.for_op(op) == Approx(0.8));
+  op.out_h = op.out_w = 7;  // computed as 8x8: 49 of 64 outputs used
+  CHECK(d.for_op(op) == Approx(0.8 * 49.0 / 64.0));
+  op.out_w = 8;
+  CHECK(d.for_op(op) == Approx(0.8 * 56.0 / 64.0));
+  op.stride = 2;  // no Winograd: no tiles
   CHECK(d.for_op(op) == Approx(0.4));
   op.kernel_hw = 1;
   op.stride = 1;
@@ -153,6 +159,7 @@ TEST_CASE("lowering gives every convolution and FC op its GEMM shape", "[unit]")
     if (L.kind != models::LayerKind::kConv) continue;
     convs += op.phase == plan::Phase::kForward ? 1 : 0;
     CHECK(op.kernel_hw == L.conv.kernel_h * L.conv.kernel_w);
+    CHECK((op.out_h == L.out.h && op.out_w == L.out.w));
     const models::Shape& in = model.layers.at(static_cast<size_t>(L.inputs.front())).out;
     if (op.phase == plan::Phase::kForward)  // M x N = output elements of the batch
       CHECK(op.parallel_elements == Approx(8.0 * static_cast<double>(L.out.elements())));
