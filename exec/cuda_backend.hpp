@@ -44,6 +44,13 @@ struct CudaOptions {
   int64_t workspace_limit_bytes = 0;      // per convolution; 0 = the policy of exec/cuda/host_plan.hpp
 };
 
+// "bf16 mixed precision", "fp32 with TF32 convolutions" or "fp32": what a backend with these options computes in.
+inline std::string cuda_arithmetic(const CudaOptions& options) {
+  if (options.precision != CudaPrecision::kFp32)
+    return std::string(cuda_precision_name(options.precision)) + " mixed precision";
+  return options.allow_tf32 ? "fp32 with TF32 convolutions" : "fp32";
+}
+
 // A Backend on device `device` (SystemError when CUDA is absent or the device cannot be used).
 std::unique_ptr<Backend> make_cuda_backend(int device);
 std::unique_ptr<Backend> make_cuda_backend(int device, const CudaOptions& options);

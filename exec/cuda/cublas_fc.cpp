@@ -40,8 +40,9 @@ class FcKernel : public LayerKernel {
   void forward(const LayerArgs& a) override {
     ctx_.activate();
     if (ctx_.half())
-      gemm_half(ctx_.cublas, plan_.forward, ctx_.cublas_half_type(), to_half(a.weights, scratch_.w_offset, weight_count()),
-                to_half(a.inputs[0], 0, x_count()), a.output);
+      gemm_half(ctx_.cublas, plan_.forward, ctx_.cublas_half_type(),
+                ctx_.to_half(a.weights, scratch_.w_offset, weight_count()), ctx_.to_half(a.inputs[0], 0, x_count()),
+                a.output);
     else
       gemm(ctx_.cublas, plan_.forward, a.weights, a.inputs[0], a.output, 0.0f);
     if (plan_.has_bias) {  // Y^T (out × N) += bias (out × 1) · ones^T (1 × N)
@@ -54,8 +55,8 @@ class FcKernel : public LayerKernel {
     ST_ASSERT(training_, "backward of an fc kernel built for evaluation");
     ctx_.activate();
     if (ctx_.half())
-      gemm_half(ctx_.cublas, plan_.backward_weight, ctx_.cublas_half_type(), to_half(a.inputs[0], 0, x_count()),
-                to_half(a.d_output, scratch_.y_offset, y_count()), a.d_weights);
+      gemm_half(ctx_.cublas, plan_.backward_weight, ctx_.cublas_half_type(), ctx_.to_half(a.inputs[0], 0, x_count()),
+                ctx_.to_half(a.d_output, scratch_.y_offset, y_count()), a.d_weights);
     else
       gemm(ctx_.cublas, plan_.backward_weight, a.inputs[0], a.d_output, a.d_weights, 0.0f);
     if (plan_.has_bias) {  // db = dY^T (out × N) · ones
@@ -71,8 +72,8 @@ class FcKernel : public LayerKernel {
     ctx_.activate();
     if (ctx_.half())
       gemm_half(ctx_.cublas, plan_.backward_input, ctx_.cublas_half_type(),
-                to_half(a.weights, scratch_.w_offset, weight_count()), to_half(a.d_output, scratch_.y_offset, y_count()),
-                a.d_inputs[0]);
+                ctx_.to_half(a.weights, scratch_.w_offset, weight_count()),
+                ctx_.to_half(a.d_output, scratch_.y_offset, y_count()), a.d_inputs[0]);
     else
       gemm(ctx_.cublas, plan_.backward_input, a.weights, a.d_output, a.d_inputs[0], 0.0f);
   }
@@ -81,12 +82,6 @@ class FcKernel : public LayerKernel {
   int64_t weight_count() const { return int64_t{plan_.out} * plan_.in; }
   int64_t x_count() const { return int64_t{plan_.batch} * plan_.in; }
   int64_t y_count() const { return int64_t{plan_.batch} * plan_.out; }
-  // Casts n fp32 values into the half scratch at `offset` (2-byte elements); returns where they are.
-  const void* to_half(const float* src, int64_t offset, int64_t n) {
-    void* dst = ctx_.half_at(offset);
-    launch_to_half(src, dst, n, ctx_.half_type(), ctx_.stream);
-    return dst;
-  }
   const float* bias(const float* weights) const { return weights + weight_count(); }
 
   DeviceContext& ctx_;

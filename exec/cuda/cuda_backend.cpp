@@ -52,8 +52,9 @@ void check_cuda_memory(const models::Model& model, int64_t batch, int device, co
   // the allowance back so that it is not counted twice.
   const auto available = static_cast<int64_t>(free_bytes) + cuda::kContextAllowanceBytes;
   const int64_t workspace = cuda::workspace_limit_bytes(options.workspace_limit_bytes, static_cast<int64_t>(free_bytes));
-  cuda::check_fits(model, batch, workspace, std::min(available, static_cast<int64_t>(total_bytes)),
-                   fmt::format("{} (device {}, {:.1f} GB free)", prop.name, device, static_cast<double>(free_bytes) / 1e9),
+  const std::string name =
+      fmt::format("{} (device {}, {:.1f} GB free)", prop.name, device, static_cast<double>(free_bytes) / 1e9);
+  cuda::check_fits(model, batch, workspace, std::min(available, static_cast<int64_t>(total_bytes)), name,
                    options.precision != CudaPrecision::kFp32);
 }
 
@@ -80,19 +81,22 @@ DeviceBytes::~DeviceBytes() {
 
 void DeviceContext::activate() const { ST_CUDA_CHECK(cudaSetDevice(device)); }
 
-void DeviceContext::reserve_workspace(int64_t bytes) {
-  if (bytes <= workspace.bytes()) return;
+namespace {
+
+// Grows a buffer the stream's queued work may still use to at least `bytes`: waits for the stream, then frees it
+// before allocating the larger one.
+void grow(DeviceBytes& buffer, int64_t bytes, cudaStream_t stream) {
+  if (bytes <= buffer.bytes()) return;
   ST_CUDA_CHECK(cudaStreamSynchronize(stream));
-  workspace = DeviceBytes();
-  workspace = DeviceBytes(bytes);
+  buffer = DeviceBytes();
+  buffer = DeviceBytes(bytes);
 }
 
-void DeviceContext::reserve_half_scratch(int64_t elements) {
-  if (2 * elements <= half_scratch.bytes()) return;
-  ST_CUDA_CHECK(cudaStreamSynchronize(stream));
-  half_scratch = DeviceBytes();
-  half_scratch = DeviceBytes(2 * elements);
-}
+}  // namespace
+
+void DeviceContext::reserve_workspace(int64_t bytes) { grow(workspace, bytes, stream); }
+
+void DeviceContext::reserve_half_scratch(int64_t elements) { grow(half_scratch, 2 * elements, stream); }
 
 TensorDesc::TensorDesc(const TensorDims& d, cudnnDataType_t type) {
   ST_CUDNN_CHECK(cudnnCreateTensorDescriptor(&desc));
@@ -175,11 +179,8 @@ double CudaBackend::mark_time_s(int64_t mark) {
 }
 
 std::string CudaBackend::name() const {
-  const std::string precision =
-      ctx_.half() ? fmt::format("{} mixed precision", cuda_precision_name(ctx_.options.precision))
-                  : std::string(ctx_.options.allow_tf32 ? "fp32 with TF32 convolutions" : "fp32");
   return fmt::format("cuda ({}, device {}, cuDNN {}, cuBLAS, {})", device_name_, ctx_.device, cudnnGetVersion(),
-                     precision);
+                     cuda_arithmetic(ctx_.options));
 }
 
 Buffer CudaBackend::alloc(int64_t floats) {

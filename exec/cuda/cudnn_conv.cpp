@@ -77,8 +77,8 @@ class ConvKernel : public LayerKernel {
     const void* w = a.weights;
     void* y = a.output;
     if (half_) {
-      x = to_half(a.inputs[0], 0, plan_.x.elements());
-      w = to_half(a.weights, scratch_.w_offset, plan_.weight_count);
+      x = ctx_.to_half(a.inputs[0], 0, plan_.x.elements());
+      w = ctx_.to_half(a.weights, scratch_.w_offset, plan_.weight_count);
       y = ctx_.half_at(scratch_.y_offset);
     }
     ST_CUDNN_CHECK(cudnnConvolutionForward(ctx_.cudnn, &one, x_.desc, x, w_, w, conv_,
@@ -99,8 +99,8 @@ class ConvKernel : public LayerKernel {
     const void* dy = a.d_output;
     void* dw = a.d_weights;
     if (half_) {
-      x = to_half(a.inputs[0], 0, plan_.x.elements());
-      dy = to_half(a.d_output, scratch_.y_offset, plan_.y.elements());
+      x = ctx_.to_half(a.inputs[0], 0, plan_.x.elements());
+      dy = ctx_.to_half(a.d_output, scratch_.y_offset, plan_.y.elements());
       dw = ctx_.half_at(scratch_.w_offset);
     }
     ST_CUDNN_CHECK(cudnnConvolutionBackwardFilter(ctx_.cudnn, &one, x_.desc, x, y_.desc, dy, conv_,
@@ -122,8 +122,8 @@ class ConvKernel : public LayerKernel {
     const void* dy = a.d_output;
     void* dx = a.d_inputs[0];
     if (half_) {
-      w = to_half(a.weights, scratch_.w_offset, plan_.weight_count);
-      dy = to_half(a.d_output, scratch_.y_offset, plan_.y.elements());
+      w = ctx_.to_half(a.weights, scratch_.w_offset, plan_.weight_count);
+      dy = ctx_.to_half(a.d_output, scratch_.y_offset, plan_.y.elements());
       dx = ctx_.half_at(0);
     }
     ST_CUDNN_CHECK(cudnnConvolutionBackwardData(ctx_.cudnn, &one, w_, w, y_.desc, dy, conv_,
@@ -187,13 +187,6 @@ class ConvKernel : public LayerKernel {
       most = std::max({most, data_.workspace_bytes, filter_.workspace_bytes});
     }
     ctx_.reserve_workspace(most);
-  }
-
-  // Casts n fp32 values into the half scratch at `offset` (2-byte elements); returns where they are.
-  const void* to_half(const float* src, int64_t offset, int64_t n) {
-    void* dst = ctx_.half_at(offset);
-    launch_to_half(src, dst, n, ctx_.half_type(), ctx_.stream);
-    return dst;
   }
 
   DeviceContext& ctx_;

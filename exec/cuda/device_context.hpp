@@ -72,6 +72,12 @@ struct DeviceContext {
   }
   // The part of half_scratch at `offset` 2-byte elements.
   void* half_at(int64_t offset) const { return static_cast<char*>(half_scratch.data()) + 2 * offset; }
+  // Casts n fp32 values into half_scratch at `offset` (2-byte elements), on the stream; returns where they are.
+  const void* to_half(const float* src, int64_t offset, int64_t n) const {
+    void* dst = half_at(offset);
+    launch_to_half(src, dst, n, half_type(), stream);
+    return dst;
+  }
 };
 
 // RAII descriptors.

@@ -1,7 +1,8 @@
 // The CUDA backend's own kernels, for what no library call does: element-wise helpers (fill, add for reducing
 // received chunks, scale), the SGD update, dropout with the shared mask of exec/backend.hpp and the gradient of
-// softmax cross-entropy, the casts of mixed precision to and from 2-byte floats. Each launcher enqueues on `stream` and checks the launch. Plain C++ declarations, so that
-// host code includes this header without nvcc.
+// softmax cross-entropy, the casts of mixed precision to and from 2-byte floats, a sum of squares. Each launcher
+// enqueues on `stream` and checks the launch. Plain C++ declarations, so that host code includes this header
+// without nvcc.
 #pragma once
 
 #include <cuda_runtime.h>

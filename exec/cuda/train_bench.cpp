@@ -104,9 +104,7 @@ int run(const Options& o) {
   backend->synchronize();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double images_per_sec = static_cast<double>(o.batch * o.iterations) / seconds;
-  const std::string precision = o.cuda.precision != exec::CudaPrecision::kFp32
-                                    ? std::string(exec::cuda_precision_name(o.cuda.precision)) + " mixed precision"
-                                    : std::string(o.cuda.allow_tf32 ? "fp32 with TF32 convolutions" : "fp32");
+  const std::string precision = exec::cuda_arithmetic(o.cuda);
   std::printf("%s: %.1f images/s (batch %lld, %s, %lld iterations after %lld warm-up, %s); loss %.3f -> %.3f\n",
               o.model.c_str(), images_per_sec, static_cast<long long>(o.batch), precision.c_str(),
               static_cast<long long>(o.iterations), static_cast<long long>(o.warmup), backend->name().c_str(),
