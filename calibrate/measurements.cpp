@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "models/model_json.hpp"
+#include "sim/stacks.hpp"
 #include "topology/cluster.hpp"
 
 namespace scaletwin::calibrate {
@@ -76,6 +77,8 @@ MeasuredRun read_run(const Json& value, const std::string& file, const std::stri
   r.framework = o.has("framework")
                     ? o.get_enum("framework", {"tensorflow", "mxnet", "mpi", "nccl"}, std::string("tensorflow"))
                     : framework_of_source(r.source);
+  // The network the framework's benchmark meant by a built-in name (stacks/*.json "models": MXNet's "alexnet").
+  if (!r.framework.empty() && !is_path(r.model)) r.model = sim::find_stack(r.framework).network(r.model);
   r.images_per_sec = o.get_number("images_per_sec");
   if (!(r.images_per_sec > 0.0)) o.fail("images_per_sec", "a positive number of images per second");
   if (o.has("compute_jitter")) r.compute_jitter = o.get_number("compute_jitter", std::nullopt, 0.0, 10.0);
@@ -232,7 +235,7 @@ std::string run_field(const MeasuredRun& run, const std::string& field) {
   if (field == "nodes") return std::to_string(run.nodes);
   if (field == "gpus_per_node") return std::to_string(run.gpus_per_node);
   if (field == "batch_per_gpu") return std::to_string(run.batch_per_gpu);
-  if (field == "model") return run.model;
+  if (field == "model") return run.raw.is_object() ? run.raw.value("model", run.model) : run.model;  // as named
   if (field == "cluster") return run.cluster;
   if (field == "data") return plan::data_name(run.data);
   if (field == "framework") return run.framework;

@@ -24,7 +24,9 @@ struct MeasuredRun {
   std::string id;
   std::string source;
   std::string cluster;  // built-in name, or a path resolved against the measurements file
-  std::string model;    // built-in name, or a path resolved against the measurements file
+  // Built-in name, or a path resolved against the measurements file. A built-in name is the network the run's
+  // framework means by it (sim::StackDescription::network: MXNet's "alexnet" is "alexnet_mxnet").
+  std::string model;
   int nodes = 1;
   int gpus_per_node = 1;
   int64_t batch_per_gpu = 0;
@@ -85,7 +87,8 @@ plan::Scenario scenario_of(const MeasuredRun& run);
 report::RunRecord run_record(const MeasuredRun& run);
 
 // A field of a run as text for grouping and hold-out selection: gpus, nodes, gpus_per_node, batch_per_gpu,
-// model, cluster, data, scheme (the scheme's name) or any top-level field of the raw run. "" when absent.
+// model (as the run names it: MXNet's "alexnet" selects its runs, though they simulate alexnet_mxnet), cluster,
+// data, scheme (the scheme's name) or any top-level field of the raw run. "" when absent.
 std::string run_field(const MeasuredRun& run, const std::string& field);
 
 // A run filter "FIELD OP VALUE" with OP one of == != >= <= > < (numbers compare as numbers, else as text), for

@@ -49,11 +49,19 @@ Model make_lenet5(const std::string& name, Shape input, int64_t classes) {
   return b.build();
 }
 
-Model make_alexnet(const std::string& name, Shape input, int64_t classes) {
+// The two AlexNets differ in their first two convolutions: tf_cnn_benchmarks' (the built-in "alexnet") has 64 and
+// 192 filters and a padded first convolution; MXNet's (example/image-classification/symbols/alexnet.py,
+// "alexnet_mxnet") has Krizhevsky's single-tower 96 and 256 and an unpadded one (224 -> 54, 5x5 after the last
+// pool); MXNet's two LRN layers are left out (no such layer kind; zoo.hpp says what they would add).
+struct AlexNetWidths {
+  int64_t conv1, conv2, conv1_pad;
+};
+
+Model make_alexnet(const std::string& name, Shape input, int64_t classes, const AlexNetWidths& w) {
   ModelBuilder b(name, input, classes);
-  int x = b.relu("relu1", b.conv("conv1", b.input(), 64, 11, 4, 2, true));
+  int x = b.relu("relu1", b.conv("conv1", b.input(), w.conv1, 11, 4, w.conv1_pad, true));
   x = b.maxpool("pool1", x, 3, 2);
-  x = b.relu("relu2", b.conv("conv2", x, 192, 5, 1, 2, true));
+  x = b.relu("relu2", b.conv("conv2", x, w.conv2, 5, 1, 2, true));
   x = b.maxpool("pool2", x, 3, 2);
   x = b.relu("relu3", b.conv("conv3", x, 384, 3, 1, 1, true));
   x = b.relu("relu4", b.conv("conv4", x, 384, 3, 1, 1, true));
@@ -101,7 +109,7 @@ const BuiltinEntry kBuiltins[] = {
     {"lenet5", {1, 28, 28}, 10},        {"resnet18_cifar", {3, 32, 32}, 10}, {"vgg16_cifar", {3, 32, 32}, 10},
     {"alexnet", {3, 224, 224}, 1000},   {"vgg16", {3, 224, 224}, 1000},      {"resnet18", {3, 224, 224}, 1000},
     {"resnet50", {3, 224, 224}, 1000},  {"resnet152", {3, 224, 224}, 1000},  {"inception_v3", {3, 299, 299}, 1000},
-    {"inception_bn", {3, 224, 224}, 1000},
+    {"inception_bn", {3, 224, 224}, 1000}, {"alexnet_mxnet", {3, 224, 224}, 1000},
 };
 
 const BuiltinEntry& find_builtin(const std::string& name) {
@@ -114,7 +122,8 @@ const BuiltinEntry& find_builtin(const std::string& name) {
 Model build_builtin(const std::string& name, Shape input, int64_t classes) {
   using zoo_detail::ResNetSpec;
   if (name == "lenet5") return make_lenet5(name, input, classes);
-  if (name == "alexnet") return make_alexnet(name, input, classes);
+  if (name == "alexnet") return make_alexnet(name, input, classes, AlexNetWidths{64, 192, 2});
+  if (name == "alexnet_mxnet") return make_alexnet(name, input, classes, AlexNetWidths{96, 256, 0});
   if (name == "vgg16") return make_vgg16(name, input, classes, false);
   if (name == "vgg16_cifar") return make_vgg16(name, input, classes, true);
   if (name == "resnet18_cifar")

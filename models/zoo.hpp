@@ -13,6 +13,12 @@
 //                   conv 192 5×5, maxpool 3/2, conv 384, 384, 256 3×3, maxpool 3/2, fc 4096, 4096 with dropout,
 //                   fc classes; convolutions have biases, no LRN. tf_cnn_benchmarks feeds 227×227 images to a
 //                   VALID 11×11/4 convolution; we pad a 224 image by 2, which gives the same 55×55 output.
+//   alexnet_mxnet   3×224×224, 1000: MXNet's AlexNet (example/image-classification/symbols/alexnet.py, what
+//                   MXNet's published "alexnet" runs trained): conv 96 11×11/4 unpadded (54×54), maxpool 3/2,
+//                   conv 256 5×5, maxpool 3/2, conv 384, 384, 256 3×3, maxpool 3/2 (5×5), fc 4096, 4096 with
+//                   dropout, fc classes (50,844,008 parameters). MXNet's two LRN layers are left out (no such layer
+//                   kind): six passes over their 1.8 MB of activations per image, about 3% of a K80 iteration.
+//                   stacks/mxnet.json maps a measured MXNet run's "alexnet" to it.
 //   vgg16           3×224×224, 1000: torchvision's vgg16 (no batch norm)
 //   resnet18, resnet50, resnet152   3×224×224, 1000: torchvision's, v1.5 (stride in the 3×3 of a bottleneck)
 //   inception_bn    3×224×224, 1000: BN-Inception as MXNet's symbols/inception-bn.py (zoo_inception.cpp)

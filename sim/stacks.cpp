@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "models/zoo.hpp"
 #include "sim/builtin_texts.hpp"
 
 namespace scaletwin::sim {
@@ -36,6 +37,11 @@ const StackParameter& StackDescription::parameter(const std::string& key) const 
     if (p.key == key) return p;
   ST_ASSERT(false, "stack " + name + " has no parameter " + key);
   return parameters.front();
+}
+
+const std::string& StackDescription::network(const std::string& model) const {
+  const auto it = models.find(model);
+  return it != models.end() ? it->second : model;
 }
 
 bool StackDescription::has_fitted_costs() const {
@@ -74,6 +80,18 @@ StackDescription parse_stack_description(const Json& json, const std::string& fi
     d.parameters.push_back(std::move(sp));
   }
   params.finish();
+  if (root.has("models")) {
+    const JsonObject models = root.get_object("models");
+    for (const auto& [name, value] : models.raw().items()) {
+      const JsonObject m = models.get_object(name);
+      if (!models::is_builtin_model(name)) models.fail(name, "a built-in model name as a key");
+      const std::string network = m.get_string("model");
+      if (!models::is_builtin_model(network)) m.fail("model", "a built-in model name");
+      if (m.get_string("source", "").empty()) m.fail("source", "where the framework's network is defined");
+      m.finish();
+      d.models[name] = network;
+    }
+  }
   root.finish();
   return d;
 }

@@ -10,8 +10,14 @@
 // "value": null means the stack has no such cost of its own (the calibration's top-level value applies, or, for
 // network_Bps, no ceiling). The parameters are op_overhead_s, message_overhead_s, network_Bps and
 // server_update_s_per_byte (calibration.hpp says what each is).
+//
+// "models" (optional) names the network a measured run of this stack means by a built-in model name, where the
+// framework's benchmark script builds a different one: {"alexnet": {"model": "alexnet_mxnet", "source": "..."}}
+// (MXNet's "alexnet" is Krizhevsky's widths, not tf_cnn_benchmarks' single-tower variant). Measured runs are
+// resolved through it (calibrate/measurements.hpp); a scenario names its network itself.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,7 +40,10 @@ struct StackDescription {
   std::string name;
   std::string description;
   std::vector<StackParameter> parameters;
+  std::map<std::string, std::string> models;  // a built-in model name -> the network this stack's runs mean by it
   StackCosts costs() const;        // the values as a calibration's stack entry
+  // The built-in model a measured run of this stack that names `model` trained: models' entry, else `model`.
+  const std::string& network(const std::string& model) const;
   // The parameter `key` (one of stack_parameter_keys(): every stack has each), and whether any is fitted.
   const StackParameter& parameter(const std::string& key) const;
   bool has_fitted_costs() const;

@@ -274,6 +274,22 @@ TEST_CASE("a run's framework: its field, else the framework its source names, el
   CHECK_THROWS_WITH(parse_measurements(document(run), "m.json"), Catch::Contains("/runs/0/framework"));
 }
 
+TEST_CASE("a run's model is the network its framework means by the name (MXNet's alexnet)", "[unit]") {
+  Json run = good_run();
+  run["model"] = "alexnet";
+  run["framework"] = "mxnet";
+  const MeasuredRun mx = parse_measurements(document(run), "m.json").at(0);
+  CHECK(mx.model == "alexnet_mxnet");               // what train_imagenet.py --network alexnet builds
+  CHECK(scenario_of(mx).model == "alexnet_mxnet");  // and what is simulated
+  CHECK(run_field(mx, "model") == "alexnet");       // selected by the name the run gives
+  CHECK(parse_run_filter("model==alexnet", "--cv")(mx));
+  run["framework"] = "tensorflow";
+  CHECK(parse_measurements(document(run), "m.json").at(0).model == "alexnet");  // tf_cnn_benchmarks' own
+  run["framework"] = "mxnet";
+  run["model"] = "resnet50";
+  CHECK(parse_measurements(document(run), "m.json").at(0).model == "resnet50");  // names without an entry stay
+}
+
 TEST_CASE("an unknown built-in model or cluster is refused at the run that names it", "[unit]") {
   Json run = good_run();
   run["model"] = "googlenet";

@@ -63,6 +63,16 @@ TEST_CASE("zoo: vgg16_cifar and alexnet follow their documented layouts") {
   const int64_t alex = (3 * 64 * 121 + 64) + (64 * 192 * 25 + 192) + (192 * 384 * 9 + 384) + (384 * 384 * 9 + 384) +
                        (384 * 256 * 9 + 256) + (9216 * 4096 + 4096) + (4096 * 4096 + 4096) + (4096 * 1000 + 1000);
   CHECK(a.params() == alex);
+  // MXNet's AlexNet (symbols/alexnet.py): 96 11x11/4 unpadded, 256 5x5, 384, 384, 256 3x3, fc 6400->4096->4096.
+  const Model mx = make_builtin_model("alexnet_mxnet");
+  CHECK(mx.layers[mx.index_of("conv1")].out == Shape{96, 54, 54});
+  CHECK(mx.layers[mx.index_of("conv3")].out == Shape{384, 12, 12});
+  CHECK(mx.layers[mx.index_of("pool5")].out == Shape{256, 5, 5});
+  const int64_t mx_params = (3 * 96 * 121 + 96) + (96 * 256 * 25 + 256) + (256 * 384 * 9 + 384) +
+                            (384 * 384 * 9 + 384) + (384 * 256 * 9 + 256) + (6400 * 4096 + 4096) +
+                            (4096 * 4096 + 4096) + (4096 * 1000 + 1000);
+  CHECK(mx.params() == mx_params);
+  CHECK(mx_params == 50'844'008);
 }
 
 TEST_CASE("zoo: ResNet-50 forward is about 4.1 G multiply-adds per 224 image") {
