@@ -70,15 +70,15 @@ std::vector<Parameter> choose_parameters(const Exercised& what, const ParameterC
   for (const std::string& d : what.devices) {
     // Physical bounds (the fit runs to them when the data leave it free, rather than to an unphysical corner):
     // a direct or GEMM convolution reaches at most the peak; Winograd's F(2x2, 3x3) does 2.25x fewer
-    // multiplications than the direct count; memory traffic moves at most at the memory's bandwidth; a GPU is
-    // half full at between 10^3 and 2.6x10^5 independent outputs (a K80 holds 26,624 resident threads, each
+    // multiplications than the direct count, in GEMMs no faster than the direct one's (a gain of 1 to 2.25 over
+    // conv); memory traffic moves at most at the memory's bandwidth; a GPU is half full at between 10^3 and 2.6x10^5 independent outputs (a K80 holds 26,624 resident threads, each
     // computing a tile of one to ten outputs).
     out.push_back(device_parameter(d, "conv", 0.01, what.winograd_devices.count(d) != 0 ? 1.0 : 4.0,
                                    &DeviceEfficiency::conv));
     out.push_back(device_parameter(d, "conv_knee_flops_per_byte", 0.1, 1e4, &DeviceEfficiency::conv_knee_flops_per_byte));
     if (what.winograd_devices.count(d) != 0) {
-      out.push_back(device_parameter(d, "conv_winograd", 0.01, 2.25, &DeviceEfficiency::conv_winograd));
-      out.back().start_if_unset = 0.5;
+      out.push_back(device_parameter(d, "winograd_gain", 1.0, 2.25, &DeviceEfficiency::winograd_gain));
+      out.back().start_if_unset = 1.5;
     }
     out.push_back(device_parameter(d, "matmul", 0.01, 1.0, &DeviceEfficiency::matmul));
     out.push_back(device_parameter(d, "memory", 0.01, 1.0, &DeviceEfficiency::memory));

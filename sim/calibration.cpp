@@ -68,8 +68,8 @@ double winograd_tile_coverage(int out_h, int out_w) {
 
 double DeviceEfficiency::for_op(const plan::ComputeOp& op) const {
   double eff = for_op(op.layer_class, op.flops, op.bytes);
-  if (op.layer_class == models::LayerClass::kConv && op.kernel_hw == 9 && op.stride == 1 && conv_winograd > 0.0) {
-    eff *= conv_winograd / conv;
+  if (op.layer_class == models::LayerClass::kConv && op.kernel_hw == 9 && op.stride == 1 && winograd_gain > 0.0) {
+    eff *= winograd_gain;
     if (op.out_h > 0 && op.out_w > 0) eff *= winograd_tile_coverage(op.out_h, op.out_w);
   }
   if (op.layer_class != models::LayerClass::kMemory && parallel_half_elements > 0.0 && op.parallel_elements > 0.0)
@@ -171,7 +171,13 @@ DeviceEfficiency parse_device(const JsonObject& o, const DeviceEfficiency& base)
   d.model_factors = base.model_factors;
   d.shared_node_slowdown = o.get_number("shared_node_slowdown", base.shared_node_slowdown, 0.0, 100.0);
   d.compute_jitter = o.get_number("compute_jitter", base.compute_jitter, 0.0, 10.0);
-  d.conv_winograd = o.get_number("conv_winograd", base.conv_winograd, 0.0, 10.0);
+  if (o.has("winograd_gain") && o.has("conv_winograd"))
+    o.fail("conv_winograd", "either winograd_gain or the older conv_winograd (the 3x3 efficiency), not both");
+  d.winograd_gain = o.get_number("winograd_gain", base.winograd_gain, 0.0, 100.0);
+  if (o.has("conv_winograd")) {  // the 3x3 efficiency itself: the gain over conv
+    const double conv_winograd = o.get_number("conv_winograd", std::nullopt, 0.0, 10.0);
+    d.winograd_gain = d.conv > 0.0 ? conv_winograd / d.conv : 0.0;
+  }
   d.parallel_half_elements = o.get_number("parallel_half_elements", base.parallel_half_elements, 0.0, 1e12);
   if (o.has("model_factors")) {
     const JsonObject m = o.get_object("model_factors");
@@ -271,7 +277,7 @@ Json calibration_to_json(const Calibration& c) {
                   {"model_factors", d.model_factors},
                   {"shared_node_slowdown", d.shared_node_slowdown},
                   {"compute_jitter", d.compute_jitter},
-                  {"conv_winograd", d.conv_winograd},
+                  {"winograd_gain", d.winograd_gain},
                   {"parallel_half_elements", d.parallel_half_elements}};
   j["devices"] = devs;
   Json links = Json::object();

@@ -37,10 +37,13 @@
 // uses the "default" entry. The knees make conv/matmul efficiency a curve over the op's arithmetic intensity
 // I = flops / bytes: eff(I) = eff * I / (I + knee), so small-channel layers (1x1 convolutions, I ~ 25 FLOP/B) run
 // further below the class efficiency than wide 3x3 ones (I ~ 500); knee 0 (the default) is a flat efficiency.
-// conv_winograd is the efficiency of 3x3 stride-1 convolutions (cuDNN runs them as Winograd transforms, which do
-// fewer multiplications than the direct count: it may exceed 1; 0 = the conv efficiency), times the share of the
-// computed 2x2 output tiles that the output covers (winograd_tile_coverage: F(2x2, 3x3), Lavin & Gray 2016; a 7x7
-// output is computed as 8x8, 49/64). parallel_half_elements
+// winograd_gain: 3x3 stride-1 convolutions (cuDNN runs them as Winograd transforms, which do fewer
+// multiplications than the direct count) reach conv x winograd_gain of the peak per direct FLOP, times the share of
+// the computed 2x2 output tiles that the output covers (winograd_tile_coverage: F(2x2, 3x3), Lavin & Gray 2016; a
+// 7x7 output is computed as 8x8, 49/64); 0 = no gain, the conv efficiency. F(2x2, 3x3) does 2.25x fewer
+// multiplications, in 16 small GEMMs that run no faster per multiplication than a convolution's implicit GEMM, so
+// the gain lies in [1, 2.25] (the fit's bounds). Files written before the gain was a ratio give the 3x3
+// efficiency itself as "conv_winograd" (read as winograd_gain = conv_winograd / conv). parallel_half_elements
 // makes conv and matmul efficiency grow with the op's parallel work P (independent outputs of its GEMM,
 // plan::ComputeOp::parallel_elements): eff * P / (P + parallel_half_elements), half the efficiency at P =
 // parallel_half_elements (a GPU needs tens of thousands of outputs in flight to fill its cores; batch 1 leaves
@@ -84,7 +87,7 @@ struct DeviceEfficiency {
   double shared_node_slowdown = 0.0;                  // per other busy worker on the node (see above)
   double compute_jitter = 0.0;                        // CV of compute time per iteration (see above)
 
-  double conv_winograd = 0.0;                         // 3x3 stride-1 convolutions; 0: conv (see above)
+  double winograd_gain = 0.0;                         // 3x3 stride-1 convolutions over conv; 0: none (see above)
   double parallel_half_elements = 0.0;                // see above; 0: none
   // The framework's host-side dispatch per op (its stack's op_overhead_s, set by Calibration::for_run; not in the
   // file's device entries): a floor under each device op's time, since the host dispatches the next op while the

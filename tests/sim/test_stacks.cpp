@@ -1,5 +1,5 @@
 // Software stacks (stacks/*.json, sim/stacks.hpp), their costs in a calibration (for_run, the network ceiling),
-// shape-aware efficiency (conv_winograd, parallel_half_elements) and the shipped calibrations.
+// shape-aware efficiency (winograd_gain, parallel_half_elements) and the shipped calibrations.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -130,7 +130,7 @@ TEST_CASE("a slower network under a ceiling above its wire predicts as with no c
 
 TEST_CASE("shape-aware efficiency: 3x3 stride-1 convolutions with their tiles and the parallel-work curve", "[unit]") {
   sim::DeviceEfficiency d{0.4, 0.5, 0.6, 0.0};
-  d.conv_winograd = 0.8;
+  d.winograd_gain = 2.0;  // 0.8 for 3x3 stride-1
   plan::ComputeOp op;
   op.layer_class = models::LayerClass::kConv;
   op.flops = 1e9;
@@ -192,19 +192,27 @@ TEST_CASE("lowering gives every convolution and FC op its GEMM shape", "[unit]")
 TEST_CASE("calibration files keep stacks, shape parameters and the prediction interval", "[unit]") {
   sim::Calibration c = sim::default_calibration();
   c.devices["gpu"] = sim::DeviceEfficiency{0.5, 0.5, 0.5, 1e-5};
-  c.devices["gpu"].conv_winograd = 0.9;
+  c.devices["gpu"].winograd_gain = 1.9;
   c.devices["gpu"].parallel_half_elements = 3e4;
   // An entry overrides its stack file's values; mpi's are all none, so what is absent stays absent.
   c.stacks["mpi"] = sim::StackCosts{4e-5, std::nullopt, 5e8, std::nullopt};
   c.prediction_log_sd = 0.07;
   const sim::Calibration back = sim::parse_calibration(sim::calibration_to_json(c), "c.json");
-  CHECK(back.devices.at("gpu").conv_winograd == 0.9);
+  CHECK(back.devices.at("gpu").winograd_gain == 1.9);
   CHECK(back.devices.at("gpu").parallel_half_elements == 3e4);
   CHECK(back.stacks.at("mpi") == c.stacks.at("mpi"));
   CHECK(back.prediction_log_sd == 0.07);
   Json bad = sim::calibration_to_json(c);
   bad["stacks"]["tensorflow"]["network_gbps"] = 1;
   CHECK_THROWS_WITH(sim::parse_calibration(bad, "c.json"), Catch::Contains("/stacks/tensorflow"));
+}
+
+TEST_CASE("an older calibration's conv_winograd (the 3x3 efficiency) reads as the gain over conv", "[unit]") {
+  Json j = sim::calibration_to_json(sim::default_calibration());
+  j["devices"]["gpu"] = {{"conv", 0.8}, {"conv_winograd", 1.2}};
+  CHECK(sim::parse_calibration(j, "old.json").devices.at("gpu").winograd_gain == Approx(1.5));
+  j["devices"]["gpu"]["winograd_gain"] = 1.5;  // both: refused, naming the field
+  CHECK_THROWS_WITH(sim::parse_calibration(j, "old.json"), Catch::Contains("/devices/gpu/conv_winograd"));
 }
 
 TEST_CASE("predict names its calibration: shipped by device, none, or a file", "[unit]") {
