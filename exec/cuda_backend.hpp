@@ -39,7 +39,7 @@ inline const char* cuda_precision_name(CudaPrecision p) {
 
 struct CudaOptions {
   CudaPrecision precision = CudaPrecision::kFp32;
-  bool allow_tf32 = true;                 // convolutions and cuBLAS GEMMs may use TF32 tensor cores
+  bool allow_tf32 = true;                 // convolutions may use TF32 tensor cores (cuBLAS GEMMs stay fp32)
   bool benchmark_algorithms = false;      // cudnnFind* (timed) instead of cudnnGet*_v7 (heuristics)
   int64_t workspace_limit_bytes = 0;      // per convolution; 0 = the policy of exec/cuda/host_plan.hpp
 };

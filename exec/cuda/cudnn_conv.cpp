@@ -4,7 +4,9 @@
 // cudnnAddTensor / cudnnConvolutionBackwardBias. In mixed precision (CudaPrecision kBf16, kFp16) each direction
 // casts its two fp32 operands into the context's half scratch (half_scratch_layout), convolves 2-byte tensors on
 // the tensor cores with fp32 accumulation (cuDNN's PSEUDO_BFLOAT16 / PSEUDO_HALF configurations) and widens the
-// result into the fp32 buffer; the bias stays fp32.
+// result into the fp32 buffer; the bias stays fp32. Each direction runs under the math type cuDNN evaluated its
+// algorithm under (the perf result's mathType, as PyTorch's cuDNN convolutions do: a descriptor left at another
+// math type may run a different kernel with another workspace), except that fp32 without TF32 stays FMA.
 #include <algorithm>
 #include <vector>
 
@@ -21,18 +23,21 @@ std::vector<AlgorithmOption> to_options(const Perf* perf, int count) {
   std::vector<AlgorithmOption> options;
   for (int i = 0; i < count; ++i)
     options.push_back({static_cast<int>(perf[i].algo), static_cast<int64_t>(perf[i].memory),
-                       perf[i].status == CUDNN_STATUS_SUCCESS});
+                       perf[i].status == CUDNN_STATUS_SUCCESS, static_cast<int>(perf[i].mathType)});
   return options;
 }
 
 struct Choice {
   int algorithm = 0;
   int64_t workspace_bytes = 0;
+  int math = 0;  // cudnnMathType_t
 };
 
-Choice pick(const std::vector<AlgorithmOption>& options, int64_t limit) {
+// The option choose_algorithm picks, under the math type cuDNN evaluated it with; `fma_only` (fp32 without TF32)
+// keeps CUDNN_FMA_MATH whatever the entry says.
+Choice pick(const std::vector<AlgorithmOption>& options, int64_t limit, bool fma_only) {
   const AlgorithmOption& o = options[choose_algorithm(options, limit)];
-  return {o.algorithm, o.workspace_bytes};
+  return {o.algorithm, o.workspace_bytes, fma_only ? static_cast<int>(CUDNN_FMA_MATH) : o.math};
 }
 
 class ConvKernel : public LayerKernel {
@@ -56,8 +61,9 @@ class ConvKernel : public LayerKernel {
                                                    CUDNN_DATA_FLOAT));
     ST_CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv_, plan_.groups));
     // fp32 accumulation either way; tensor cores for 2-byte tensors, and for fp32 ones (TF32) when allowed.
+    fma_only_ = !half_ && !ctx.options.allow_tf32;
     ST_CUDNN_CHECK(cudnnSetConvolutionMathType(
-        conv_, half_ ? CUDNN_TENSOR_OP_MATH : ctx.options.allow_tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
+        conv_, half_ ? CUDNN_TENSOR_OP_MATH : fma_only_ ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH));
     if (half_) ctx.reserve_half_scratch(scratch_.elements);
     int n = 0, c = 0, h = 0, w = 0;
     ST_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(conv_, x_.desc, w_, &n, &c, &h, &w));
@@ -81,6 +87,7 @@ class ConvKernel : public LayerKernel {
       w = ctx_.to_half(a.weights, scratch_.w_offset, plan_.weight_count);
       y = ctx_.half_at(scratch_.y_offset);
     }
+    use_math(fwd_);
     ST_CUDNN_CHECK(cudnnConvolutionForward(ctx_.cudnn, &one, x_.desc, x, w_, w, conv_,
                                            static_cast<cudnnConvolutionFwdAlgo_t>(fwd_.algorithm),
                                            ctx_.workspace.data(), static_cast<size_t>(fwd_.workspace_bytes), &zero,
@@ -103,6 +110,7 @@ class ConvKernel : public LayerKernel {
       dy = ctx_.to_half(a.d_output, scratch_.y_offset, plan_.y.elements());
       dw = ctx_.half_at(scratch_.w_offset);
     }
+    use_math(filter_);
     ST_CUDNN_CHECK(cudnnConvolutionBackwardFilter(ctx_.cudnn, &one, x_.desc, x, y_.desc, dy, conv_,
                                                   static_cast<cudnnConvolutionBwdFilterAlgo_t>(filter_.algorithm),
                                                   ctx_.workspace.data(), static_cast<size_t>(filter_.workspace_bytes),
@@ -126,6 +134,7 @@ class ConvKernel : public LayerKernel {
       dy = ctx_.to_half(a.d_output, scratch_.y_offset, plan_.y.elements());
       dx = ctx_.half_at(0);
     }
+    use_math(data_);
     ST_CUDNN_CHECK(cudnnConvolutionBackwardData(ctx_.cudnn, &one, w_, w, y_.desc, dy, conv_,
                                                 static_cast<cudnnConvolutionBwdDataAlgo_t>(data_.algorithm),
                                                 ctx_.workspace.data(), static_cast<size_t>(data_.workspace_bytes),
@@ -134,6 +143,10 @@ class ConvKernel : public LayerKernel {
   }
 
  private:
+  void use_math(const Choice& c) {
+    ST_CUDNN_CHECK(cudnnSetConvolutionMathType(conv_, static_cast<cudnnMathType_t>(c.math)));
+  }
+
   // The algorithms of this shape: searched by the first kernel that has it, reused by the others.
   void choose(bool training) {
     training_ = training;
@@ -142,13 +155,14 @@ class ConvKernel : public LayerKernel {
     if (known == ctx_.conv_algorithms.end()) {
       search(training);
       ctx_.conv_algorithms[key] = {fwd_.algorithm,        data_.algorithm,        filter_.algorithm,
-                                   fwd_.workspace_bytes, data_.workspace_bytes, filter_.workspace_bytes};
+                                   fwd_.workspace_bytes, data_.workspace_bytes, filter_.workspace_bytes,
+                                   fwd_.math,            data_.math,            filter_.math};
       return;
     }
     const ConvAlgorithms& a = known->second;  // the workspace was reserved for them when they were searched
-    fwd_ = {a.forward, a.forward_bytes};
-    data_ = {a.backward_data, a.backward_data_bytes};
-    filter_ = {a.backward_filter, a.backward_filter_bytes};
+    fwd_ = {a.forward, a.forward_bytes, a.forward_math};
+    data_ = {a.backward_data, a.backward_data_bytes, a.backward_data_math};
+    filter_ = {a.backward_filter, a.backward_filter_bytes, a.backward_filter_math};
   }
 
   void search(bool training) {
@@ -162,7 +176,7 @@ class ConvKernel : public LayerKernel {
     else
       ST_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(ctx_.cudnn, x_.desc, w_, conv_, y_.desc,
                                                             CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, fwd));
-    fwd_ = pick(to_options(fwd, count), limit);
+    fwd_ = pick(to_options(fwd, count), limit, fma_only_);
     int64_t most = fwd_.workspace_bytes;
     if (training) {
       cudnnConvolutionBwdDataAlgoPerf_t data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
@@ -173,7 +187,7 @@ class ConvKernel : public LayerKernel {
         ST_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(ctx_.cudnn, w_, y_.desc, conv_, x_.desc,
                                                                    CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count,
                                                                    data));
-      data_ = pick(to_options(data, count), limit);
+      data_ = pick(to_options(data, count), limit, fma_only_);
       cudnnConvolutionBwdFilterAlgoPerf_t filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
       if (timed)
         ST_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(ctx_.cudnn, x_.desc, y_.desc, conv_, w_,
@@ -183,7 +197,7 @@ class ConvKernel : public LayerKernel {
         ST_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(ctx_.cudnn, x_.desc, y_.desc, conv_, w_,
                                                                      CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count,
                                                                      filter));
-      filter_ = pick(to_options(filter, count), limit);
+      filter_ = pick(to_options(filter, count), limit, fma_only_);
       most = std::max({most, data_.workspace_bytes, filter_.workspace_bytes});
     }
     ctx_.reserve_workspace(most);
@@ -199,6 +213,7 @@ class ConvKernel : public LayerKernel {
   cudnnFilterDescriptor_t w_ = nullptr;
   cudnnConvolutionDescriptor_t conv_ = nullptr;
   Choice fwd_, data_, filter_;
+  bool fma_only_ = false;  // fp32 without TF32: every direction under CUDNN_FMA_MATH
   bool training_ = true;
 };
 

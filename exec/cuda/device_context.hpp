@@ -43,6 +43,7 @@ class DeviceBytes {
 struct ConvAlgorithms {
   int forward = 0, backward_data = 0, backward_filter = 0;
   int64_t forward_bytes = 0, backward_data_bytes = 0, backward_filter_bytes = 0;
+  int forward_math = 0, backward_data_math = 0, backward_filter_math = 0;  // cudnnMathType_t of each choice
 };
 
 struct DeviceContext {

@@ -102,6 +102,7 @@ struct AlgorithmOption {
   int algorithm = 0;
   int64_t workspace_bytes = 0;
   bool ok = true;  // cuDNN's status for it was success
+  int math = 0;    // the cudnnMathType_t cuDNN evaluated it under: the descriptor must run it under the same
 };
 // The limit: options.workspace_limit_bytes when set, else min(1 GiB, free device memory / 8) (at least 16 MiB).
 int64_t workspace_limit_bytes(int64_t requested_bytes, int64_t free_device_bytes);
