@@ -39,7 +39,7 @@ const StackParameter& StackDescription::parameter(const std::string& key) const 
   return parameters.front();
 }
 
-const std::string& StackDescription::network(const std::string& model) const {
+std::string StackDescription::network(const std::string& model) const {
   const auto it = models.find(model);
   return it != models.end() ? it->second : model;
 }
@@ -81,10 +81,11 @@ StackDescription parse_stack_description(const Json& json, const std::string& fi
   }
   params.finish();
   if (root.has("models")) {
-    const JsonObject models = root.get_object("models");
-    for (const auto& [name, value] : models.raw().items()) {
-      const JsonObject m = models.get_object(name);
-      if (!models::is_builtin_model(name)) models.fail(name, "a built-in model name as a key");
+    const JsonObject networks = root.get_object("models");
+    for (const auto& item : networks.raw().items()) {
+      const std::string& name = item.key();
+      const JsonObject m = networks.get_object(name);
+      if (!models::is_builtin_model(name)) networks.fail(name, "a built-in model name as a key");
       const std::string network = m.get_string("model");
       if (!models::is_builtin_model(network)) m.fail("model", "a built-in model name");
       if (m.get_string("source", "").empty()) m.fail("source", "where the framework's network is defined");

@@ -43,7 +43,7 @@ struct StackDescription {
   std::map<std::string, std::string> models;  // a built-in model name -> the network this stack's runs mean by it
   StackCosts costs() const;        // the values as a calibration's stack entry
   // The built-in model a measured run of this stack that names `model` trained: models' entry, else `model`.
-  const std::string& network(const std::string& model) const;
+  std::string network(const std::string& model) const;
   // The parameter `key` (one of stack_parameter_keys(): every stack has each), and whether any is fitted.
   const StackParameter& parameter(const std::string& key) const;
   bool has_fitted_costs() const;
