@@ -21,7 +21,10 @@ report::Comparison compare_files(const std::string& prediction_path, const std::
   report::Comparison c = report::compare_records(predicted, measured);
   if (c.rows.empty()) {
     std::string have;
-    for (const report::RunRecord& p : predicted) have += (have.empty() ? "" : ",") + std::to_string(p.gpus);
+    for (const report::RunRecord& p : predicted) {
+      if (!have.empty()) have += ',';
+      have += std::to_string(p.gpus);  // appended, not "," + string: GCC 12's -Wrestrict misfires on that at -O3
+    }
     throw InputError(measurements_path, "/runs",
                      fmt::format("a run at a GPU count {} predicts ({})", prediction_path, have));
   }
