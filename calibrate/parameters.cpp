@@ -71,8 +71,9 @@ std::vector<Parameter> choose_parameters(const Exercised& what, const ParameterC
     // Physical bounds (the fit runs to them when the data leave it free, rather than to an unphysical corner):
     // a direct or GEMM convolution reaches at most the peak; Winograd's F(2x2, 3x3) does 2.25x fewer
     // multiplications than the direct count, in GEMMs no faster than the direct one's (a gain of 1 to 2.25 over
-    // conv); memory traffic moves at most at the memory's bandwidth; a GPU is half full at between 10^3 and 2.6x10^5 independent outputs (a K80 holds 26,624 resident threads, each
-    // computing a tile of one to ten outputs).
+    // conv); memory traffic moves at most at the memory's bandwidth; a GPU is half full at between 10^3 and
+    // 2.6x10^5 independent outputs (a K80 holds 26,624 resident threads, each computing a tile of one to ten
+    // outputs).
     out.push_back(device_parameter(d, "conv", 0.01, what.winograd_devices.count(d) != 0 ? 1.0 : 4.0,
                                    &DeviceEfficiency::conv));
     out.push_back(device_parameter(d, "conv_knee_flops_per_byte", 0.1, 1e4, &DeviceEfficiency::conv_knee_flops_per_byte));

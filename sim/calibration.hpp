@@ -71,8 +71,8 @@
 namespace scaletwin::sim {
 
 // Winograd's output tile (F(2x2, 3x3)), and the share of the tiles' outputs an out_h x out_w output uses: odd
-// sizes compute a partial tile in full. The tile of 4 (F(4x4, 3x3)) predicts the cross-validation's held-out runs
-// to 14.1% against 8.6% (calibrate/README.md).
+// sizes compute a partial tile in full. The tile of 4 (F(4x4, 3x3)) predicted the cross-validation's held-out
+// runs to 14.1% against 8.6% on the model of the time (calibrate/README.md).
 inline constexpr int kWinogradTile = 2;
 double winograd_tile_coverage(int out_h, int out_w);
 

@@ -27,15 +27,9 @@ std::vector<AlgorithmOption> to_options(const Perf* perf, int count) {
   return options;
 }
 
-struct Choice {
-  int algorithm = 0;
-  int64_t workspace_bytes = 0;
-  int math = 0;  // cudnnMathType_t
-};
-
 // The option choose_algorithm picks, under the math type cuDNN evaluated it with; `fma_only` (fp32 without TF32)
 // keeps CUDNN_FMA_MATH whatever the entry says.
-Choice pick(const std::vector<AlgorithmOption>& options, int64_t limit, bool fma_only) {
+ConvChoice pick(const std::vector<AlgorithmOption>& options, int64_t limit, bool fma_only) {
   const AlgorithmOption& o = options[choose_algorithm(options, limit)];
   return {o.algorithm, o.workspace_bytes, fma_only ? static_cast<int>(CUDNN_FMA_MATH) : o.math};
 }
@@ -143,7 +137,7 @@ class ConvKernel : public LayerKernel {
   }
 
  private:
-  void use_math(const Choice& c) {
+  void use_math(const ConvChoice& c) {
     ST_CUDNN_CHECK(cudnnSetConvolutionMathType(conv_, static_cast<cudnnMathType_t>(c.math)));
   }
 
@@ -154,15 +148,13 @@ class ConvKernel : public LayerKernel {
     const auto known = ctx_.conv_algorithms.find(key);
     if (known == ctx_.conv_algorithms.end()) {
       search(training);
-      ctx_.conv_algorithms[key] = {fwd_.algorithm,        data_.algorithm,        filter_.algorithm,
-                                   fwd_.workspace_bytes, data_.workspace_bytes, filter_.workspace_bytes,
-                                   fwd_.math,            data_.math,            filter_.math};
+      ctx_.conv_algorithms[key] = {fwd_, data_, filter_};
       return;
     }
     const ConvAlgorithms& a = known->second;  // the workspace was reserved for them when they were searched
-    fwd_ = {a.forward, a.forward_bytes, a.forward_math};
-    data_ = {a.backward_data, a.backward_data_bytes, a.backward_data_math};
-    filter_ = {a.backward_filter, a.backward_filter_bytes, a.backward_filter_math};
+    fwd_ = a.forward;
+    data_ = a.backward_data;
+    filter_ = a.backward_filter;
   }
 
   void search(bool training) {
@@ -212,7 +204,7 @@ class ConvKernel : public LayerKernel {
   HalfScratchLayout scratch_;
   cudnnFilterDescriptor_t w_ = nullptr;
   cudnnConvolutionDescriptor_t conv_ = nullptr;
-  Choice fwd_, data_, filter_;
+  ConvChoice fwd_, data_, filter_;
   bool fma_only_ = false;  // fp32 without TF32: every direction under CUDNN_FMA_MATH
   bool training_ = true;
 };

@@ -40,10 +40,15 @@ class DeviceBytes {
 };
 
 // A convolution's algorithms and their workspace sizes (backward ones only for a training kernel).
+// One direction's choice: the cuDNN algorithm, its workspace, and the cudnnMathType_t cuDNN evaluated it under.
+struct ConvChoice {
+  int algorithm = 0;
+  int64_t workspace_bytes = 0;
+  int math = 0;
+};
+
 struct ConvAlgorithms {
-  int forward = 0, backward_data = 0, backward_filter = 0;
-  int64_t forward_bytes = 0, backward_data_bytes = 0, backward_filter_bytes = 0;
-  int forward_math = 0, backward_data_math = 0, backward_filter_math = 0;  // cudnnMathType_t of each choice
+  ConvChoice forward, backward_data, backward_filter;
 };
 
 struct DeviceContext {
