@@ -110,6 +110,7 @@ const BuiltinEntry kBuiltins[] = {
     {"alexnet", {3, 224, 224}, 1000},   {"vgg16", {3, 224, 224}, 1000},      {"resnet18", {3, 224, 224}, 1000},
     {"resnet50", {3, 224, 224}, 1000},  {"resnet152", {3, 224, 224}, 1000},  {"inception_v3", {3, 299, 299}, 1000},
     {"inception_bn", {3, 224, 224}, 1000}, {"alexnet_mxnet", {3, 224, 224}, 1000},
+    {"resnet50_v1", {3, 224, 224}, 1000},  {"resnet152_v1", {3, 224, 224}, 1000},
 };
 
 const BuiltinEntry& find_builtin(const std::string& name) {
@@ -132,6 +133,10 @@ Model build_builtin(const std::string& name, Shape input, int64_t classes) {
   if (name == "resnet50") return zoo_detail::make_resnet(name, input, classes, ResNetSpec{true, false, {3, 4, 6, 3}});
   if (name == "resnet152")
     return zoo_detail::make_resnet(name, input, classes, ResNetSpec{true, false, {3, 8, 36, 3}});
+  if (name == "resnet50_v1")
+    return zoo_detail::make_resnet(name, input, classes, ResNetSpec{true, false, {3, 4, 6, 3}, true});
+  if (name == "resnet152_v1")
+    return zoo_detail::make_resnet(name, input, classes, ResNetSpec{true, false, {3, 8, 36, 3}, true});
   if (name == "inception_v3") return zoo_detail::make_inception_v3(name, input, classes);
   if (name == "inception_bn") return zoo_detail::make_inception_bn(name, input, classes);
   ST_ASSERT(false, "built-in model without a builder: " + name);

@@ -21,6 +21,9 @@
 //                   stacks/mxnet.json maps a measured MXNet run's "alexnet" to it.
 //   vgg16           3×224×224, 1000: torchvision's vgg16 (no batch norm)
 //   resnet18, resnet50, resnet152   3×224×224, 1000: torchvision's, v1.5 (stride in the 3×3 of a bottleneck)
+//   resnet50_v1, resnet152_v1       the same layers as v1 (He et al. 2015's release; tf_cnn_benchmarks 2017): a
+//                   bottleneck's stride in its first 1×1 convolution, every 3×3 at stride 1 (zoo_resnet.cpp).
+//                   stacks/tensorflow.json maps a measured TensorFlow run's "resnet50" / "resnet152" to them.
 //   inception_bn    3×224×224, 1000: BN-Inception as MXNet's symbols/inception-bn.py (zoo_inception.cpp)
 //   inception_v3    3×299×299, 1000: torchvision's, auxiliary head excluded (convolutions without bias, batch
 //                   norm with eps 0.001, count_include_pad average pools, dropout before the classifier)

@@ -1,5 +1,9 @@
 // The ResNets of the zoo: torchvision's resnet18 / resnet50 / resnet152 (v1.5: in a bottleneck the stride sits on
-// the 3×3 convolution) and the CIFAR ResNet-18 of the PyTorch peer (shared/peers/torch_models.py).
+// the 3×3 convolution), the CIFAR ResNet-18 of the PyTorch peer (shared/peers/torch_models.py), and resnet50_v1 /
+// resnet152_v1: v1 as He et al. released it (the Caffe prototxts: res3a_branch2a is a 1×1 of stride 2) and as
+// TensorFlow's tf_cnn_benchmarks built it in 2017 (resnet_model.py, bottleneck_block: the stride on the first 1×1
+// convolution, the 3×3 at stride 1). Same parameters as v1.5; fewer FLOPs (the first 1×1 runs at the lower
+// resolution), and every 3×3 convolution has stride 1.
 //
 // Layer names follow torchvision: conv1, bn1, relu, maxpool, layer<s>.<b>.conv1 / bn1 / relu1 / conv2 ...,
 // layer<s>.<b>.downsample.0 (conv) and .1 (bn), layer<s>.<b>.add and .relu (after the residual sum), avgpool, fc.
@@ -30,10 +34,13 @@ int basic_block(ModelBuilder& b, const std::string& prefix, int from, int64_t wi
 }
 
 // Bottleneck (v1.5): 1×1 → bn → relu → 3×3 (stride) → bn → relu → 1×1 (4·width) → bn, + shortcut, relu.
-int bottleneck_block(ModelBuilder& b, const std::string& prefix, int from, int64_t width, int64_t stride) {
-  int x = b.conv(prefix + ".conv1", from, width, 1, 1, 0);
+// v1 (stride_in_first_1x1): the first 1×1 strides and the 3×3 does not.
+int bottleneck_block(ModelBuilder& b, const std::string& prefix, int from, int64_t width, int64_t stride,
+                     bool stride_in_first_1x1) {
+  const int64_t stride_1x1 = stride_in_first_1x1 ? stride : 1;
+  int x = b.conv(prefix + ".conv1", from, width, 1, stride_1x1, 0);
   x = b.relu(prefix + ".relu1", b.batchnorm(prefix + ".bn1", x));
-  x = b.conv(prefix + ".conv2", x, width, 3, stride, 1);
+  x = b.conv(prefix + ".conv2", x, width, 3, stride / stride_1x1, 1);
   x = b.relu(prefix + ".relu2", b.batchnorm(prefix + ".bn2", x));
   x = b.conv(prefix + ".conv3", x, 4 * width, 1, 1, 0);
   x = b.batchnorm(prefix + ".bn3", x);
@@ -57,7 +64,7 @@ Model make_resnet(const std::string& name, Shape input, int64_t classes, const R
     for (int block = 0; block < spec.blocks[stage]; ++block) {
       const std::string prefix = fmt::format("layer{}.{}", stage + 1, block);
       const int64_t stride = (stage > 0 && block == 0) ? 2 : 1;
-      x = spec.bottleneck ? bottleneck_block(b, prefix, x, kWidths[stage], stride)
+      x = spec.bottleneck ? bottleneck_block(b, prefix, x, kWidths[stage], stride, spec.stride_in_first_1x1)
                           : basic_block(b, prefix, x, kWidths[stage], stride);
     }
   }

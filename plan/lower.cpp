@@ -196,6 +196,10 @@ ComputeOp layer_op(const models::Model& model, int layer, Phase phase, double sa
   set_op_shape(op, model, L, samples, fraction);
   // Memory traffic: activations in and out per sample (the gradient of the output for backward), plus weights.
   op.bytes = (in_bytes + out_bytes) * samples + weight_bytes;
+  // Batch norm in training reads its input twice: once for the batch's statistics, once to normalise (forward:
+  // x, x, y); backward, cuDNN's kernel reduces dy and x into dgamma, dbeta (the backward-weight op: x, dy) and then
+  // reads both again to write dx (backward-input: x, dy, dx). Eight passes over the activation in all.
+  if (L.kind == models::LayerKind::kBatchNorm && phase != Phase::kBackwardWeight) op.bytes += in_bytes * samples;
   return op;
 }
 

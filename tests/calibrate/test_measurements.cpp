@@ -288,6 +288,11 @@ TEST_CASE("a run's model is the network its framework means by the name (MXNet's
   run["framework"] = "mxnet";
   run["model"] = "resnet50";
   CHECK(parse_measurements(document(run), "m.json").at(0).model == "resnet50");  // names without an entry stay
+  run["framework"] = "tensorflow";  // tf_cnn_benchmarks' ResNets of 2017 are v1
+  const MeasuredRun tf = parse_measurements(document(run), "m.json").at(0);
+  CHECK(tf.model == "resnet50_v1");
+  CHECK(run_field(tf, "model") == "resnet50");
+  CHECK(parse_run_filter("model!=resnet50", "--cv")(tf) == false);
 }
 
 TEST_CASE("an unknown built-in model or cluster is refused at the run that names it", "[unit]") {

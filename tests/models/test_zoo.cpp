@@ -75,6 +75,28 @@ TEST_CASE("zoo: vgg16_cifar and alexnet follow their documented layouts") {
   CHECK(mx_params == 50'844'008);
 }
 
+TEST_CASE("zoo: ResNet v1 strides in a bottleneck's first 1x1 and v1.5 in its 3x3") {
+  for (const char* name : {"resnet50", "resnet152"}) {
+    const Model v15 = make_builtin_model(name);
+    const Model v1 = make_builtin_model(std::string(name) + "_v1");
+    CHECK(v1.params() == v15.params());
+    CHECK(v1.layers.size() == v15.layers.size());
+    // The first block of stage 2: 256x56x56 in, 512x28x28 out.
+    const Layer& v1_conv1 = v1.layers[v1.index_of("layer2.0.conv1")];
+    const Layer& v1_conv2 = v1.layers[v1.index_of("layer2.0.conv2")];
+    CHECK(v1_conv1.out == Shape{128, 28, 28});
+    CHECK(v1_conv1.conv.stride_h == 2);
+    CHECK(v1_conv2.conv.stride_h == 1);
+    CHECK(v15.layers[v15.index_of("layer2.0.conv1")].out == Shape{128, 56, 56});
+    CHECK(v15.layers[v15.index_of("layer2.0.conv2")].conv.stride_h == 2);
+    CHECK(v1.layers[v1.index_of("layer2.0.conv3")].out == Shape{512, 28, 28});
+    // v1's strided 1x1 computes a quarter of v1.5's outputs.
+    CHECK(v1.fwd_flops_per_sample() < v15.fwd_flops_per_sample());
+    CHECK(v15.layers[v15.index_of("layer2.0.conv1")].fwd_flops == Approx(4.0 * v1_conv1.fwd_flops));
+  }
+  CHECK(make_builtin_model("resnet50_v1").params() == 25'557'032);
+}
+
 TEST_CASE("zoo: ResNet-50 forward is about 4.1 G multiply-adds per 224 image") {
   const Model m = make_builtin_model("resnet50");
   double matmul_flops = 0.0;

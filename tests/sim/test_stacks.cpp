@@ -56,6 +56,9 @@ TEST_CASE("a stack names the network its runs mean by a built-in model name", "[
   CHECK(sim::find_stack("mxnet").network("alexnet") == "alexnet_mxnet");
   CHECK(sim::find_stack("mxnet").network("resnet50") == "resnet50");
   CHECK(sim::find_stack("tensorflow").network("alexnet") == "alexnet");
+  CHECK(sim::find_stack("tensorflow").network("resnet50") == "resnet50_v1");
+  CHECK(sim::find_stack("tensorflow").network("resnet152") == "resnet152_v1");
+  CHECK(sim::find_stack("nccl").network("resnet50") == "resnet50");
   Json stack = {{"format", "scaletwin-stack/1"}, {"name", "x"}, {"parameters", Json::object()}};
   for (const std::string& key : sim::stack_parameter_keys())
     stack["parameters"][key] = {{"value", nullptr}, {"fit", false}, {"lower", 1e-6}, {"upper", 1.0}, {"source", "s"}};
@@ -162,13 +165,19 @@ TEST_CASE("shape-aware efficiency: 3x3 stride-1 convolutions with their tiles an
   CHECK(d.for_op(op) == Approx(0.6));
 }
 
-TEST_CASE("lowering gives every convolution and FC op its GEMM shape", "[unit]") {
-  const plan::Scenario s = plan::parse_scenario(
+// ResNet-50 at batch 8 on one K80: the model and one worker's plan.
+struct Resnet50Plan {
+  plan::Scenario scenario = plan::parse_scenario(
       {{"model", "resnet50"}, {"cluster", "aws-p2.8xlarge"}, {"batch_per_gpu", 8}, {"scheme", {{"name", "allreduce"}}}},
       "t.json");
-  const models::Model model = plan::load_scenario_model(s);
-  const auto cluster = plan::load_scenario_cluster(s, 1);
-  const plan::IterationPlan plan = plan::lower(s, model, cluster, 1);
+  models::Model model = plan::load_scenario_model(scenario);
+  plan::IterationPlan plan = plan::lower(scenario, model, plan::load_scenario_cluster(scenario, 1), 1);
+};
+
+TEST_CASE("lowering gives every convolution and FC op its GEMM shape", "[unit]") {
+  const Resnet50Plan r;
+  const models::Model& model = r.model;
+  const plan::IterationPlan& plan = r.plan;
   int convs = 0;
   for (const plan::Item& item : plan.program(0).items) {
     const plan::ComputeOp& op = item.compute;
@@ -187,6 +196,26 @@ TEST_CASE("lowering gives every convolution and FC op its GEMM shape", "[unit]")
       CHECK(op.parallel_elements == Approx(static_cast<double>(L.out.c * in.c * L.conv.kernel_h * L.conv.kernel_w)));
   }
   CHECK(convs == 53);  // ResNet-50's 53 convolutions
+}
+
+TEST_CASE("lowering charges batch norm eight passes over its activation", "[unit]") {
+  const Resnet50Plan r;
+  const models::Model& model = r.model;
+  const plan::IterationPlan& plan = r.plan;
+  int norms = 0;
+  for (const plan::Item& item : plan.program(0).items) {
+    const plan::ComputeOp& op = item.compute;
+    if (item.kind != plan::Item::Kind::kCompute || op.layer < 0) continue;
+    const models::Layer& L = model.layers.at(static_cast<size_t>(op.layer));
+    if (L.kind != models::LayerKind::kBatchNorm) continue;
+    const double a = 8.0 * static_cast<double>(L.activation_bytes);  // the batch's activation
+    const double w = static_cast<double>(L.weight_bytes);
+    // forward: x for the statistics, x and y to normalise; backward: x, dy for dgamma and dbeta, then x, dy, dx
+    const double passes = op.phase == plan::Phase::kBackwardWeight ? 2.0 : 3.0;
+    CHECK(op.bytes == Approx(passes * a + w));
+    norms += op.phase == plan::Phase::kForward ? 1 : 0;
+  }
+  CHECK(norms == 53);  // one after each convolution
 }
 
 TEST_CASE("calibration files keep stacks, shape parameters and the prediction interval", "[unit]") {
