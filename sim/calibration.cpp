@@ -5,13 +5,14 @@
 // K80 (one GK210, 4.37 TFLOP/s FP32 at boost, 240 GB/s). tf_cnn_benchmarks trains ResNet-50 at 51.9 images/s,
 // batch 64, synthetic data (../shared/reference/k80-train.json): 1.233 s per iteration. ResNet-50 costs about
 // 8.2 GFLOP forward per image and twice that backward (input + weight gradients): 24.6 GFLOP/image, 1.57 TFLOP
-// per iteration, so 1.28 TFLOP/s overall, 29% of peak. Batch norm, ReLU and additions move roughly 0.5 GB per
-// image in forward + backward, 32 GB per iteration: at 66% of 240 GB/s about 0.2 s. Memory efficiency 0.66: a GK210
+// per iteration, so 1.28 TFLOP/s overall, 29% of peak. Batch norm (eight passes over its activation), ReLU and
+// additions, and the convolutions' own reads and writes (which a GPU's kernels do not hide behind their arithmetic,
+// compute_model.hpp) take about 0.4 s per iteration at 66% of 240 GB/s. Memory efficiency 0.66: a GK210
 // copies about 160 GB/s device to device with ECC on (CUDA's bandwidthTest on K80s), of its 240 GB/s; fixed, not
 // fitted (fitted, it trades off against the parallel-work curve and leaves a left-out model unpredictable). The device's own cost per op
 // is the kernel launch, about 5 us on Kepler (CUDA launch latency); a framework's dispatch on top of it is the
-// software stack's op_overhead_s (stacks/*.json, fitted). That leaves ~1.0 s for the convolutions: 1.57 TFLOP / 1.0 s / 4.37 TFLOP/s
-// = 0.36 conv efficiency. cuBLAS GEMMs of the FC layers run better on Kepler: 0.45. Real data: the batch is
+// software stack's op_overhead_s (stacks/*.json, fitted). That leaves ~0.83 s for the convolutions' arithmetic:
+// 1.57 TFLOP / 0.83 s / 4.37 TFLOP/s = 0.43, 0.42 with the per-op costs. cuBLAS GEMMs of the FC layers run better on Kepler: 0.45. Real data: the batch is
 // uploaded from host memory every iteration over the device's PCIe route, shared by the GPUs behind the same switch
 // (compute_model.hpp: a 512-image AlexNet batch, 308 MB, takes 27 ms alone on a K80 and 55 ms with its board's
 // other GPU uploading too; the reference's real-data AlexNet runs lose 11-21 ms on one GPU, 11 (AWS) and 54 ms
@@ -21,9 +22,10 @@
 //
 // H200 SXM (67 TFLOP/s FP32 non-tensor, 4.8 TB/s). Assumption, stated because no H200 FP32 CNN figure is in the
 // reference set: ResNet-50 trains at ~1,400 images/s per GPU in FP32/TF32 (NVIDIA DeepLearningExamples A100 TF32
-// figures scaled by the H100/A100 ratio). 1,400 x 24.6 GFLOP = 34.4 TFLOP/s; memory-bound layers take ~0.24 of
-// the time at 70% of 4.8 TB/s; the convolutions then reach 34.4 / 0.76 / 67 = 0.68 of the FP32 peak (TF32 tensor
-// cores make this possible). Kernel launch overhead ~8 us.
+// figures scaled by the H100/A100 ratio). 1,400 x 24.6 GFLOP = 34.4 TFLOP/s; memory-bound layers and the
+// convolutions' own traffic take ~0.45 of the time at 70% of 4.8 TB/s (batch 256: 82 ms of 183 ms); the
+// convolutions' arithmetic then reaches 34.4 / 0.55 / 67 = 0.93 of the FP32 peak, 0.85 with the per-op costs (TF32
+// tensor cores make this possible). Kernel launch overhead ~8 us.
 //
 // Links: SimGrid's own CM02 calibration against TCP uses a bandwidth factor of 0.92 for networks; PCIe and NVLink
 // figures in the cluster files are already measured effective rates (factor 1). Per message 5 us of software.
@@ -136,8 +138,8 @@ double Calibration::link_bandwidth_Bps(const std::string& edge_kind, double wire
 Calibration default_calibration() {
   Calibration c;
   c.devices["default"] = DeviceEfficiency{};
-  c.devices["Tesla K80 (one GK210)"] = DeviceEfficiency{0.36, 0.45, 0.66, 5e-6};
-  c.devices["H200 SXM"] = DeviceEfficiency{0.68, 0.70, 0.70, 8e-6};
+  c.devices["Tesla K80 (one GK210)"] = DeviceEfficiency{0.42, 0.45, 0.66, 5e-6};
+  c.devices["H200 SXM"] = DeviceEfficiency{0.85, 0.70, 0.70, 8e-6};
   c.devices["cpu"] = DeviceEfficiency{0.30, 0.50, 0.50, 5e-6};
   for (LinkClass k : {LinkClass::kPcie, LinkClass::kNvlink, LinkClass::kNetwork, LinkClass::kShm})
     c.links[k] = LinkFactors{};

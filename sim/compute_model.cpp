@@ -59,8 +59,13 @@ double ComputeModel::op_time_s(const plan::ComputeOp& op, const Processor& p, co
   double t = 0.0;
   if (op.flops > 0.0 && p.peak_flops > 0.0)
     t = op.flops / (p.peak_flops * eff.for_op(op));
-  if (op.bytes > 0.0 && p.memory_bandwidth_Bps > 0.0)
-    t = std::max(t, op.bytes / (p.memory_bandwidth_Bps * eff.memory));
+  if (op.bytes > 0.0 && p.memory_bandwidth_Bps > 0.0) {
+    const double memory_s = op.bytes / (p.memory_bandwidth_Bps * eff.memory);
+    // A GPU's convolution or GEMM streams its operands through DRAM (a K80's L2 holds 1.5 MB) and does not hide
+    // that traffic behind its arithmetic: the two add (Paleo's read + compute + write). On a host CPU the
+    // operands of a layer sit in its caches, and the roofline's larger term bounds the op.
+    t = t > 0.0 && !p.is_cpu && op.layer_class != models::LayerClass::kMemory ? t + memory_s : std::max(t, memory_s);
+  }
   const bool upload = op.phase == plan::Phase::kData && real_data_;
   if (upload && p.upload_Bps > 0.0) t = std::max(t, op.bytes / p.upload_Bps);  // the batch over PCIe
   t += eff.op_overhead_s;

@@ -1,9 +1,18 @@
 // The compute model: how long one ComputeOp of an IterationPlan takes on a device or a host CPU.
 //
-//   t_device = max(flops / (peak_flops * efficiency[layer class](flops / bytes)),
-//                  bytes / (memory_bandwidth * efficiency.memory)) + op_overhead_s
+//   t_math   = flops / (peak_flops * efficiency[layer class](flops / bytes))
+//   t_memory = bytes / (memory_bandwidth * efficiency.memory)
+//   t_device = t_math + t_memory + op_overhead_s       a convolution or GEMM on a device (a GPU)
+//   t_device = max(t_math, t_memory) + op_overhead_s   any other op, and every op on a host CPU
 //   t = max(t_device, dispatch_s)          on a device (a GPU)
 //   t = t_device + dispatch_s              on a host CPU
+//
+// A GPU's convolution and GEMM kernels stream their operands and results through DRAM (a K80's L2 holds 1.5 MB,
+// one layer's activations tens of MB) without hiding the traffic behind the arithmetic, so the two add, as in
+// Paleo (Qi, Sparks and Talwalkar, ICLR 2017: a layer's time is reading its inputs + computing + writing its
+// outputs). A memory-bound op (batch norm, relu, pooling) is its traffic. On a host CPU a layer's operands sit in
+// its caches and the roofline's larger term bounds the op. Fitted on the published K80 runs, the sum predicts
+// held-out runs better than the maximum (calibrate/README.md).
 //
 // op_overhead_s is the device's own launch cost; dispatch_s the framework's host-side work per op (its stack's
 // op_overhead_s, DeviceEfficiency::dispatch_s). A framework dispatches the next op while the device runs this one,

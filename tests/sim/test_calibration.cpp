@@ -21,8 +21,12 @@ TEST_CASE("roofline: compute-bound, memory-bound, overhead, data and server cost
   conv.layer_class = models::LayerClass::kConv;
   conv.flops = 1e10;
   conv.bytes = 1e8;
-  // max(1e10 / (1e12 * 0.5), 1e8 / (1e11 * 0.25)) + 1e-5 = max(0.02, 0.004) + 1e-5
-  CHECK(sim::ComputeModel(c, false).op_time_s(conv, p) == Approx(0.02 + 1e-5).epsilon(1e-12));
+  // On a GPU a convolution's arithmetic and its traffic add: 1e10 / (1e12 * 0.5) + 1e8 / (1e11 * 0.25) + 1e-5
+  CHECK(sim::ComputeModel(c, false).op_time_s(conv, p) == Approx(0.02 + 0.004 + 1e-5).epsilon(1e-12));
+  // on a host CPU the operands sit in its caches: the larger of the two
+  c.devices["cpu"] = c.devices["gpu"];
+  const sim::Processor cpu{"cpu", 1e12, 1e11, true};
+  CHECK(sim::ComputeModel(c, false).op_time_s(conv, cpu) == Approx(0.02 + 1e-5).epsilon(1e-12));
   plan::ComputeOp relu = conv;
   relu.layer_class = models::LayerClass::kMemory;
   relu.flops = 1e8;
