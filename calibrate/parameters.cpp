@@ -56,17 +56,11 @@ void add_stack_parameters(const Exercised& what, std::vector<Parameter>& out) {
   }
 }
 
-bool stack_fits_op_overhead(const Exercised& what) {
-  return std::any_of(what.stacks.begin(), what.stacks.end(),
-                     [](const auto& s) { return sim::find_stack(s.first).parameter("op_overhead_s").fit; });
-}
-
 }  // namespace
 
 std::vector<Parameter> choose_parameters(const Exercised& what, const ParameterChoice& choice) {
   using sim::DeviceEfficiency;
   std::vector<Parameter> out;
-  const bool framework_overhead = stack_fits_op_overhead(what);
   for (const std::string& d : what.devices) {
     // Physical bounds (the fit runs to them when the data leave it free, rather than to an unphysical corner):
     // a direct or GEMM convolution reaches at most the peak; Winograd's F(2x2, 3x3) does 2.25x fewer
@@ -83,10 +77,11 @@ std::vector<Parameter> choose_parameters(const Exercised& what, const ParameterC
     }
     out.push_back(device_parameter(d, "matmul", 0.01, 1.0, &DeviceEfficiency::matmul));
     out.push_back(device_parameter(d, "memory", 0.01, 1.0, &DeviceEfficiency::memory));
-    // The launch cost is the device's own only where no framework adds its dispatch cost (stacks/*.json): with
-    // one, the device keeps its sourced launch overhead and the framework's is fitted.
-    if (!framework_overhead)
-      out.push_back(device_parameter(d, "op_overhead_s", 1e-8, 1e-2, &DeviceEfficiency::op_overhead_s));
+    // The device's own cost per op (one layer in one phase): its kernels' launches and the GPU's drain between
+    // dependent kernels (cuDNN's Winograd runs input, filter and output transforms around a batched GEMM; batch
+    // norm a statistics kernel, then the normalisation), added to every op; a framework's host dispatch
+    // (stacks/*.json) is a floor under the sum. Networks of many small layers and few large ones tell it apart.
+    out.push_back(device_parameter(d, "op_overhead_s", 1e-8, 1e-2, &DeviceEfficiency::op_overhead_s));
     // The coefficient of variation of a worker's compute time, where no run measured it: synchronous workers
     // wait for the slowest (sim/jitter.hpp), which runs of 1, 2, 4, 8 workers tell apart (E[max] 0, 0.56, 1.03,
     // 1.42 sigma). Applied after the simulation, so linearised like the communication parameters.
