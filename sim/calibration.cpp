@@ -10,8 +10,9 @@
 // compute_model.hpp) take about 0.4 s per iteration at 66% of 240 GB/s. Memory efficiency 0.66: a GK210
 // copies about 160 GB/s device to device with ECC on (CUDA's bandwidthTest on K80s), of its 240 GB/s; fixed, not
 // fitted (fitted, it trades off against the parallel-work curve and leaves a left-out model unpredictable). The device's own cost per op
-// is the kernel launch, about 5 us on Kepler (CUDA launch latency); a framework's dispatch on top of it is the
-// software stack's op_overhead_s (stacks/*.json, fitted). That leaves ~0.83 s for the convolutions' arithmetic:
+// starts at one kernel launch, about 5 us on Kepler (CUDA launch latency), and is fitted (a layer-phase is several
+// kernels, each a launch and a drain); a framework's dispatch, a floor under it, is the software stack's
+// op_overhead_s (stacks/*.json). That leaves ~0.83 s for the convolutions' arithmetic:
 // 1.57 TFLOP / 0.83 s / 4.37 TFLOP/s = 0.43, 0.42 with the per-op costs. cuBLAS GEMMs of the FC layers run better on Kepler: 0.45. Real data: the batch is
 // uploaded from host memory every iteration over the device's PCIe route, shared by the GPUs behind the same switch
 // (compute_model.hpp: a 512-image AlexNet batch, 308 MB, takes 27 ms alone on a K80 and 55 ms with its board's

@@ -14,7 +14,7 @@
 // its caches and the roofline's larger term bounds the op. Fitted on the published K80 runs, the sum predicts
 // held-out runs better than the maximum (calibrate/README.md).
 //
-// op_overhead_s is the device's own launch cost; dispatch_s the framework's host-side work per op (its stack's
+// op_overhead_s is the device's own cost per op (its kernels' launches and drains); dispatch_s the framework's host-side work per op (its stack's
 // op_overhead_s, DeviceEfficiency::dispatch_s). A framework dispatches the next op while the device runs this one,
 // so on a GPU its dispatch shows only where an op is shorter (small layers, small batches); the published K80 runs
 // choose this over adding it to every op (calibrate/README.md: held-out error 9.6% against 12.1%). On a host CPU

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "calibrate/fit.hpp"
 #include "calibrate/simulate.hpp"
@@ -208,4 +209,17 @@ TEST_CASE("measured phases separate the input cost from the compute efficiencies
   CHECK(fit.calibration.input_cost_per_image_s == Approx(2e-6).epsilon(0.03));
   CHECK(fit.calibration.devices.at(core).conv == Approx(0.3).epsilon(0.03));
   CHECK(fit.surrogate_mape < 0.5);
+}
+
+TEST_CASE("the device's per-op cost is fitted beside a framework's floor and the floor only where the stack says",
+          "[unit]") {
+  Exercised what;
+  what.devices = {kK80};
+  what.stacks["tensorflow"] = {};
+  what.stacks["mxnet"] = {};
+  std::set<std::string> names;
+  for (const Parameter& p : choose_parameters(what, ParameterChoice{})) names.insert(p.name);
+  CHECK(names.count("devices/" + kK80 + "/op_overhead_s") == 1);
+  CHECK(names.count("stacks/tensorflow/op_overhead_s") == 1);  // stacks/tensorflow.json: "fit": true
+  CHECK(names.count("stacks/mxnet/op_overhead_s") == 0);       // stacks/mxnet.json: under the device's cost, fixed
 }

@@ -90,7 +90,7 @@ TEST_CASE("for_run folds the stack's costs in and leaves other stacks' runs alon
   c.stacks["tensorflow"] = sim::StackCosts{4e-5, 2e-4, 5e8, 1e-9};
   c.stacks["mpi"] = sim::StackCosts{};
   const sim::Calibration tf = c.for_run("resnet50", "tensorflow");
-  CHECK(tf.device("gpu").op_overhead_s == 1e-5);  // the device's launch cost stays its own
+  CHECK(tf.device("gpu").op_overhead_s == 1e-5);  // the device's own per-op cost stays its own
   CHECK(tf.device("gpu").dispatch_s == Approx(4e-5));
   CHECK(tf.message_overhead_s == 2e-4);
   CHECK(tf.ps_cost_per_byte_s == 1e-9);
