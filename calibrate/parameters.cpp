@@ -95,6 +95,10 @@ std::vector<Parameter> choose_parameters(const Exercised& what, const ParameterC
     if (batches != what.device_batches.end() && batches->second.size() >= 2) {
       out.push_back(device_parameter(d, "parallel_half_elements", 1e3, 2.6e5, &DeviceEfficiency::parallel_half_elements));
       out.back().start_if_unset = 1e4;
+      // A GEMM tile's fixed work against its loop over the reduction: half the efficiency at a reduction of 4 to
+      // 1,024 multiply-adds per output (the K80's, derived from its SGEMM tile, is 16: sim/calibration.cpp).
+      out.push_back(device_parameter(d, "reduction_half_length", 4.0, 1024.0, &DeviceEfficiency::reduction_half_length));
+      out.back().start_if_unset = 64.0;
     }
   }
   // Per-model factors, only when asked for (a user who measured that model): they leave any other model

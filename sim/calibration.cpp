@@ -21,6 +21,13 @@
 // input_cost_per_image_s, the exposed part of the host's pipeline, is 0: the reference's real and synthetic
 // runs of the other models differ by -2% to +4%, noise either way.
 //
+// The reduction length at which a convolution or GEMM reaches half its class efficiency (reduction_half_length,
+// calibration.hpp), derived, not fitted: a 128x128-output SGEMM tile of 256 threads on a GK210 SMX (192 FMA units)
+// spends ~85 cycles per step of its reduction (16,384 multiply-adds); its fixed work is the first loads' latency
+// (~600 cycles of DRAM and L2: ~7 steps) and writing its 16,384 outputs through the SMX's 32 load/store units
+// (~512 cycles: ~6 steps), about 13 steps: 16 with the index set-up. Fitted instead it goes to 176 +- 73 and the
+// held-out error rises to 16.4% (calibrate/README.md); fixed at 16 it is 8.6% (0: 8.9%).
+//
 // H200 SXM (67 TFLOP/s FP32 non-tensor, 4.8 TB/s). Assumption, stated because no H200 FP32 CNN figure is in the
 // reference set: ResNet-50 trains at ~1,400 images/s per GPU in FP32/TF32 (NVIDIA DeepLearningExamples A100 TF32
 // figures scaled by the H100/A100 ratio). 1,400 x 24.6 GFLOP = 34.4 TFLOP/s; memory-bound layers and the
@@ -77,6 +84,10 @@ double DeviceEfficiency::for_op(const plan::ComputeOp& op) const {
   }
   if (op.layer_class != models::LayerClass::kMemory && parallel_half_elements > 0.0 && op.parallel_elements > 0.0)
     eff *= op.parallel_elements / (op.parallel_elements + parallel_half_elements);
+  if (op.layer_class != models::LayerClass::kMemory && reduction_half_length > 0.0 && op.parallel_elements > 0.0) {
+    const double k = op.flops / (2.0 * op.parallel_elements);  // multiply-adds behind each output
+    eff *= k / (k + reduction_half_length);
+  }
   return eff;
 }
 
@@ -140,6 +151,7 @@ Calibration default_calibration() {
   Calibration c;
   c.devices["default"] = DeviceEfficiency{};
   c.devices["Tesla K80 (one GK210)"] = DeviceEfficiency{0.42, 0.45, 0.66, 5e-6};
+  c.devices["Tesla K80 (one GK210)"].reduction_half_length = 16.0;  // a GEMM tile's fixed work (above)
   c.devices["H200 SXM"] = DeviceEfficiency{0.85, 0.70, 0.70, 8e-6};
   c.devices["cpu"] = DeviceEfficiency{0.30, 0.50, 0.50, 5e-6};
   for (LinkClass k : {LinkClass::kPcie, LinkClass::kNvlink, LinkClass::kNetwork, LinkClass::kShm})
@@ -182,6 +194,7 @@ DeviceEfficiency parse_device(const JsonObject& o, const DeviceEfficiency& base)
     d.winograd_gain = d.conv > 0.0 ? conv_winograd / d.conv : 0.0;
   }
   d.parallel_half_elements = o.get_number("parallel_half_elements", base.parallel_half_elements, 0.0, 1e12);
+  d.reduction_half_length = o.get_number("reduction_half_length", base.reduction_half_length, 0.0, 1e9);
   if (o.has("model_factors")) {
     const JsonObject m = o.get_object("model_factors");
     for (const auto& item : m.raw().items())
@@ -281,7 +294,8 @@ Json calibration_to_json(const Calibration& c) {
                   {"shared_node_slowdown", d.shared_node_slowdown},
                   {"compute_jitter", d.compute_jitter},
                   {"winograd_gain", d.winograd_gain},
-                  {"parallel_half_elements", d.parallel_half_elements}};
+                  {"parallel_half_elements", d.parallel_half_elements},
+                  {"reduction_half_length", d.reduction_half_length}};
   j["devices"] = devs;
   Json links = Json::object();
   for (const auto& [k, f] : c.links)

@@ -47,7 +47,11 @@
 // makes conv and matmul efficiency grow with the op's parallel work P (independent outputs of its GEMM,
 // plan::ComputeOp::parallel_elements): eff * P / (P + parallel_half_elements), half the efficiency at P =
 // parallel_half_elements (a GPU needs tens of thousands of outputs in flight to fill its cores; batch 1 leaves
-// most idle); 0 = no such effect.
+// most idle); 0 = no such effect. reduction_half_length makes them grow with the op's reduction length K (the
+// multiply-adds behind each output: input channels x kernel forward, output channels x kernel backward-input,
+// samples x output positions backward-weight; flops / (2 parallel_elements)): eff * K / (K + reduction_half_length),
+// a GEMM tile's fixed work (index set-up, the first loads' latency, writing the tile) against its main loop over
+// K, so a 1x1 convolution over 64 channels runs further below the class efficiency than a 3x3 over 256; 0 = none.
 // model_factors multiply the conv and matmul efficiencies when that model (Model::name) runs on the device: the
 // kernels a library picks per network (Winograd for 3x3 convolutions, FFT, implicit GEMM for 1x7 ones) change
 // the time per FLOP in ways FLOP counts do not show. Calibration::for_model(name) applies them; whoever
@@ -89,6 +93,7 @@ struct DeviceEfficiency {
 
   double winograd_gain = 0.0;                         // 3x3 stride-1 convolutions over conv; 0: none (see above)
   double parallel_half_elements = 0.0;                // see above; 0: none
+  double reduction_half_length = 0.0;                 // see above; 0: none
   // The framework's host-side dispatch per op (its stack's op_overhead_s, set by Calibration::for_run; not in the
   // file's device entries): a floor under each device op's time, since the host dispatches the next op while the
   // device runs this one; on a host CPU the same thread does both, so it adds (sim/compute_model.hpp).

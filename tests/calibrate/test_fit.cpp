@@ -99,6 +99,8 @@ TEST_CASE("on a perfect device, the surrogate and the simulator run at peak over
 TEST_CASE("compute parameters are recovered from measurements the simulator generated", "[unit]") {
   sim::Calibration truth = sim::default_calibration();
   truth.devices[kK80] = sim::DeviceEfficiency{0.62, 0.45, 0.7, 5e-5, 90.0, 0.0, {}};
+  truth.devices[kK80].reduction_half_length =  // not freed below: the start's
+      sim::default_calibration().devices.at(kK80).reduction_half_length;
   const auto runs = synthetic_runs({{"resnet50", 16, 1, kNoComm},
                                     {"resnet50", 64, 1, kNoComm},
                                     {"vgg16", 8, 1, kNoComm},

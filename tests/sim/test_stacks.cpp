@@ -1,5 +1,5 @@
 // Software stacks (stacks/*.json, sim/stacks.hpp), their costs in a calibration (for_run, the network ceiling),
-// shape-aware efficiency (winograd_gain, parallel_half_elements) and the shipped calibrations.
+// shape-aware efficiency (winograd_gain, parallel_half_elements, reduction_half_length) and the shipped calibrations.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -158,6 +158,12 @@ TEST_CASE("shape-aware efficiency: 3x3 stride-1 convolutions with their tiles an
   d.parallel_half_elements = 5e4;
   op.parallel_elements = 5e4;
   CHECK(d.for_op(op) == Approx(0.2));
+  d.reduction_half_length = 64.0;
+  op.flops = 2.0 * 5e4 * 64.0;  // 64 multiply-adds behind each output: half the efficiency again
+  CHECK(d.for_op(op) == Approx(0.1));
+  op.flops = 2.0 * 5e4 * 192.0;
+  CHECK(d.for_op(op) == Approx(0.2 * 0.75));
+  d.reduction_half_length = 0.0;
   op.parallel_elements = 0.0;  // not a GEMM-like op: no curve
   CHECK(d.for_op(op) == Approx(0.4));
   op.layer_class = models::LayerClass::kMemory;
@@ -223,12 +229,14 @@ TEST_CASE("calibration files keep stacks, shape parameters and the prediction in
   c.devices["gpu"] = sim::DeviceEfficiency{0.5, 0.5, 0.5, 1e-5};
   c.devices["gpu"].winograd_gain = 1.9;
   c.devices["gpu"].parallel_half_elements = 3e4;
+  c.devices["gpu"].reduction_half_length = 16.0;
   // An entry overrides its stack file's values; mpi's are all none, so what is absent stays absent.
   c.stacks["mpi"] = sim::StackCosts{4e-5, std::nullopt, 5e8, std::nullopt};
   c.prediction_log_sd = 0.07;
   const sim::Calibration back = sim::parse_calibration(sim::calibration_to_json(c), "c.json");
   CHECK(back.devices.at("gpu").winograd_gain == 1.9);
   CHECK(back.devices.at("gpu").parallel_half_elements == 3e4);
+  CHECK(back.devices.at("gpu").reduction_half_length == 16.0);
   CHECK(back.stacks.at("mpi") == c.stacks.at("mpi"));
   CHECK(back.prediction_log_sd == 0.07);
   Json bad = sim::calibration_to_json(c);
