@@ -3,9 +3,9 @@
 // Derivation of the defaults (to be replaced by `scaletwin calibrate`):
 //
 // K80 (one GK210, 4.37 TFLOP/s FP32 at boost, 240 GB/s). tf_cnn_benchmarks trains ResNet-50 at 51.9 images/s,
-// batch 64, synthetic data (../shared/reference/k80-train.json): 1.233 s per iteration. ResNet-50 costs about
-// 8.2 GFLOP forward per image and twice that backward (input + weight gradients): 24.6 GFLOP/image, 1.57 TFLOP
-// per iteration, so 1.28 TFLOP/s overall, 29% of peak. Batch norm (eight passes over its activation), ReLU and
+// batch 64, synthetic data (../shared/reference/k80-train.json): 1.233 s per iteration. Its ResNet-50 (v1, the
+// stride in a bottleneck's first 1x1: resnet50_v1) costs about 7.8 GFLOP forward per image and twice that backward
+// (input + weight gradients): 23.1 GFLOP/image, 1.48 TFLOP per iteration, so 1.20 TFLOP/s overall, 27% of peak. Batch norm (eight passes over its activation), ReLU and
 // additions, and the convolutions' own reads and writes (which a GPU's kernels do not hide behind their arithmetic,
 // compute_model.hpp) take about 0.4 s per iteration at 66% of 240 GB/s. Memory efficiency 0.66: a GK210
 // copies about 160 GB/s device to device with ECC on (CUDA's bandwidthTest on K80s), of its 240 GB/s; fixed, not
@@ -13,7 +13,7 @@
 // starts at one kernel launch, about 5 us on Kepler (CUDA launch latency), and is fitted (a layer-phase is several
 // kernels, each a launch and a drain); a framework's dispatch, a floor under it, is the software stack's
 // op_overhead_s (stacks/*.json). That leaves ~0.83 s for the convolutions' arithmetic:
-// 1.57 TFLOP / 0.83 s / 4.37 TFLOP/s = 0.43, 0.42 with the per-op costs. cuBLAS GEMMs of the FC layers run better on Kepler: 0.45. Real data: the batch is
+// 1.48 TFLOP / 0.83 s / 4.37 TFLOP/s = 0.41, 0.40 with the per-op costs and the reduction-length curve. cuBLAS GEMMs of the FC layers run better on Kepler: 0.45. Real data: the batch is
 // uploaded from host memory every iteration over the device's PCIe route, shared by the GPUs behind the same switch
 // (compute_model.hpp: a 512-image AlexNet batch, 308 MB, takes 27 ms alone on a K80 and 55 ms with its board's
 // other GPU uploading too; the reference's real-data AlexNet runs lose 11-21 ms on one GPU, 11 (AWS) and 54 ms
@@ -150,7 +150,7 @@ double Calibration::link_bandwidth_Bps(const std::string& edge_kind, double wire
 Calibration default_calibration() {
   Calibration c;
   c.devices["default"] = DeviceEfficiency{};
-  c.devices["Tesla K80 (one GK210)"] = DeviceEfficiency{0.42, 0.45, 0.66, 5e-6};
+  c.devices["Tesla K80 (one GK210)"] = DeviceEfficiency{0.40, 0.45, 0.66, 5e-6};
   c.devices["Tesla K80 (one GK210)"].reduction_half_length = 16.0;  // a GEMM tile's fixed work (above)
   c.devices["H200 SXM"] = DeviceEfficiency{0.85, 0.70, 0.70, 8e-6};
   c.devices["cpu"] = DeviceEfficiency{0.30, 0.50, 0.50, 5e-6};

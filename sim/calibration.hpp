@@ -102,8 +102,8 @@ struct DeviceEfficiency {
   double for_class(models::LayerClass c) const;
   // The efficiency of one op of class c moving `bytes` for `flops`: for_class(c) scaled by the intensity curve.
   double for_op(models::LayerClass c, double flops, double bytes) const;
-  // The efficiency of `op` with its shape: the 3x3 stride-1 efficiency where it applies, the intensity curve and
-  // the parallel-work curve.
+  // The efficiency of `op` with its shape: the 3x3 stride-1 efficiency where it applies, the intensity curve, the
+  // parallel-work curve and the reduction-length curve.
   double for_op(const plan::ComputeOp& op) const;
 };
 

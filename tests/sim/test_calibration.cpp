@@ -98,7 +98,7 @@ TEST_CASE("the K80 default reproduces the published ResNet-50 step within the de
   // data: 51.9 images/s, ../shared/reference/k80-train.json). Simulating the whole model (every layer, its memory
   // traffic and per-op costs, on the GCE k80x8 node) with those defaults must land near it.
   const plan::Scenario s = plan::load_scenario(std::string(SCALETWIN_SOURCE_DIR) + "/scenarios/tf-gce-resnet50.json");
-  REQUIRE(s.model == "resnet50");
+  REQUIRE(s.model == "resnet50_v1");  // tf_cnn_benchmarks' ResNet-50 of 2017
   REQUIRE(s.batch_per_gpu == 64);
   const report::PointResult p = sim::simulate_point_forked(s, 1, sim::default_calibration(), sim::RunOptions{});
   CHECK(p.images_per_sec == Approx(51.9).epsilon(0.03));

@@ -163,9 +163,9 @@ TEST_CASE("shape-aware efficiency: 3x3 stride-1 convolutions with their tiles an
   CHECK(d.for_op(op) == Approx(0.1));
   op.flops = 2.0 * 5e4 * 192.0;
   CHECK(d.for_op(op) == Approx(0.2 * 0.75));
-  d.reduction_half_length = 0.0;
-  op.parallel_elements = 0.0;  // not a GEMM-like op: no curve
+  op.parallel_elements = 0.0;  // not a GEMM-like op: no curve (and no reduction length)
   CHECK(d.for_op(op) == Approx(0.4));
+  d.reduction_half_length = 0.0;
   op.layer_class = models::LayerClass::kMemory;
   op.parallel_elements = 10.0;
   CHECK(d.for_op(op) == Approx(0.6));
@@ -208,7 +208,7 @@ TEST_CASE("lowering charges batch norm eight passes over its activation", "[unit
   const Resnet50Plan r;
   const models::Model& model = r.model;
   const plan::IterationPlan& plan = r.plan;
-  int norms = 0;
+  int norms = 0, norm_weights = 0;
   for (const plan::Item& item : plan.program(0).items) {
     const plan::ComputeOp& op = item.compute;
     if (item.kind != plan::Item::Kind::kCompute || op.layer < 0) continue;
@@ -220,8 +220,10 @@ TEST_CASE("lowering charges batch norm eight passes over its activation", "[unit
     const double passes = op.phase == plan::Phase::kBackwardWeight ? 2.0 : 3.0;
     CHECK(op.bytes == Approx(passes * a + w));
     norms += op.phase == plan::Phase::kForward ? 1 : 0;
+    norm_weights += op.phase == plan::Phase::kBackwardWeight ? 1 : 0;
   }
   CHECK(norms == 53);  // one after each convolution
+  CHECK(norm_weights == 53);  // each with its scale and shift: the x, dy reduction is charged
 }
 
 TEST_CASE("calibration files keep stacks, shape parameters and the prediction interval", "[unit]") {
