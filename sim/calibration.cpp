@@ -26,7 +26,7 @@
 // spends ~85 cycles per step of its reduction (16,384 multiply-adds); its fixed work is the first loads' latency
 // (~600 cycles of DRAM and L2: ~7 steps) and writing its 16,384 outputs through the SMX's 32 load/store units
 // (~512 cycles: ~6 steps), about 13 steps: 16 with the index set-up. Fitted instead it goes to 176 +- 73 and the
-// held-out error rises to 16.4% (calibrate/README.md); fixed at 16 it is 8.7% (0: 8.9%).
+// held-out error rises to 16.4% (calibrate/README.md); fixed at 16 it is 8.6% (0: 8.9%).
 //
 // H200 SXM (67 TFLOP/s FP32 non-tensor, 4.8 TB/s). Assumption, stated because no H200 FP32 CNN figure is in the
 // reference set: ResNet-50 trains at ~1,400 images/s per GPU in FP32/TF32 (NVIDIA DeepLearningExamples A100 TF32
