@@ -14,7 +14,8 @@ struct ResNetSpec {
   bool bottleneck = false;
   bool cifar_stem = false;
   int blocks[4] = {2, 2, 2, 2};
-  bool stride_in_first_1x1 = false;  // v1 (He et al. 2015, tf_cnn_benchmarks 2017): a bottleneck strides in its first 1×1
+  // v1 (He et al. 2015, tf_cnn_benchmarks 2017): a bottleneck strides in its first 1×1, not in its 3×3.
+  bool stride_in_first_1x1 = false;
 };
 Model make_resnet(const std::string& name, Shape input, int64_t classes, const ResNetSpec& spec);
 

@@ -2,24 +2,25 @@
 //
 // Derivation of the defaults (to be replaced by `scaletwin calibrate`):
 //
-// K80 (one GK210, 4.37 TFLOP/s FP32 at boost, 240 GB/s). tf_cnn_benchmarks trains ResNet-50 at 51.9 images/s,
-// batch 64, synthetic data (../shared/reference/k80-train.json): 1.233 s per iteration. Its ResNet-50 (v1, the
-// stride in a bottleneck's first 1x1: resnet50_v1) costs about 7.8 GFLOP forward per image and twice that backward
-// (input + weight gradients): 23.1 GFLOP/image, 1.48 TFLOP per iteration, so 1.20 TFLOP/s overall, 27% of peak. Batch norm (eight passes over its activation), ReLU and
-// additions, and the convolutions' own reads and writes (which a GPU's kernels do not hide behind their arithmetic,
-// compute_model.hpp) take about 0.4 s per iteration at 66% of 240 GB/s. Memory efficiency 0.66: a GK210
-// copies about 160 GB/s device to device with ECC on (CUDA's bandwidthTest on K80s), of its 240 GB/s; fixed, not
-// fitted (fitted, it trades off against the parallel-work curve and leaves a left-out model unpredictable). The device's own cost per op
-// starts at one kernel launch, about 5 us on Kepler (CUDA launch latency), and is fitted (a layer-phase is several
-// kernels, each a launch and a drain); a framework's dispatch, a floor under it, is the software stack's
-// op_overhead_s (stacks/*.json). That leaves ~0.83 s for the convolutions' arithmetic:
-// 1.48 TFLOP / 0.83 s / 4.37 TFLOP/s = 0.41, 0.40 with the per-op costs and the reduction-length curve. cuBLAS GEMMs of the FC layers run better on Kepler: 0.45. Real data: the batch is
-// uploaded from host memory every iteration over the device's PCIe route, shared by the GPUs behind the same switch
-// (compute_model.hpp: a 512-image AlexNet batch, 308 MB, takes 27 ms alone on a K80 and 55 ms with its board's
-// other GPU uploading too; the reference's real-data AlexNet runs lose 11-21 ms on one GPU, 11 (AWS) and 54 ms
-// (GCE) on two, 104-127 ms on four and eight); decoding and augmentation run ahead on the host's threads (tf_cnn_benchmarks and MXNet prefetch), so
-// input_cost_per_image_s, the exposed part of the host's pipeline, is 0: the reference's real and synthetic
-// runs of the other models differ by -2% to +4%, noise either way.
+// K80 (one GK210, 4.37 TFLOP/s FP32 at boost, 240 GB/s). tf_cnn_benchmarks trains ResNet-50 at 51.9 images/s, batch 64,
+// synthetic data (../shared/reference/k80-train.json): 1.233 s per iteration. Its ResNet-50 (v1, the stride in a
+// bottleneck's first 1x1: resnet50_v1) costs about 7.8 GFLOP forward per image and twice that backward (input + weight
+// gradients): 23.1 GFLOP/image, 1.48 TFLOP per iteration, so 1.20 TFLOP/s overall, 27% of peak. Batch norm (eight
+// passes over its activation), ReLU and additions, and the convolutions' own reads and writes (which a GPU's kernels do
+// not hide behind their arithmetic, compute_model.hpp) take about 0.4 s per iteration at 66% of 240 GB/s. Memory
+// efficiency 0.66: a GK210 copies about 160 GB/s device to device with ECC on (CUDA's bandwidthTest on K80s), of its
+// 240 GB/s; fixed, not fitted (fitted, it trades off against the parallel-work curve and leaves a left-out model
+// unpredictable). The device's own cost per op starts at one kernel launch, about 5 us on Kepler (CUDA launch latency),
+// and is fitted (a layer-phase is several kernels, each a launch and a drain); a framework's dispatch, a floor under
+// it, is the software stack's op_overhead_s (stacks/*.json). That leaves ~0.83 s for the convolutions' arithmetic: 1.48
+// TFLOP / 0.83 s / 4.37 TFLOP/s = 0.41, 0.40 with the per-op costs and the reduction-length curve. cuBLAS GEMMs of the
+// FC layers run better on Kepler: 0.45. Real data: the batch is uploaded from host memory every iteration over the
+// device's PCIe route, shared by the GPUs behind the same switch (compute_model.hpp: a 512-image AlexNet batch, 308 MB,
+// takes 27 ms alone on a K80 and 55 ms with its board's other GPU uploading too; the reference's real-data AlexNet runs
+// lose 11-21 ms on one GPU, 11 (AWS) and 54 ms (GCE) on two, 104-127 ms on four and eight); decoding and augmentation
+// run ahead on the host's threads (tf_cnn_benchmarks and MXNet prefetch), so input_cost_per_image_s, the exposed part
+// of the host's pipeline, is 0: the reference's real and synthetic runs of the other models differ by -2% to +4%, noise
+// either way.
 //
 // The reduction length at which a convolution or GEMM reaches half its class efficiency (reduction_half_length,
 // calibration.hpp), derived, not fitted: a 128x128-output SGEMM tile of 256 threads on a GK210 SMX (192 FMA units)
@@ -82,9 +83,9 @@ double DeviceEfficiency::for_op(const plan::ComputeOp& op) const {
     eff *= winograd_gain;
     if (op.out_h > 0 && op.out_w > 0) eff *= winograd_tile_coverage(op.out_h, op.out_w);
   }
-  if (op.layer_class != models::LayerClass::kMemory && parallel_half_elements > 0.0 && op.parallel_elements > 0.0)
-    eff *= op.parallel_elements / (op.parallel_elements + parallel_half_elements);
-  if (op.layer_class != models::LayerClass::kMemory && reduction_half_length > 0.0 && op.parallel_elements > 0.0) {
+  if (op.layer_class == models::LayerClass::kMemory || op.parallel_elements <= 0.0) return eff;  // not GEMM-like
+  if (parallel_half_elements > 0.0) eff *= op.parallel_elements / (op.parallel_elements + parallel_half_elements);
+  if (reduction_half_length > 0.0) {
     const double k = op.flops / (2.0 * op.parallel_elements);  // multiply-adds behind each output
     eff *= k / (k + reduction_half_length);
   }

@@ -25,10 +25,10 @@
 // "stacks" holds the costs of each software stack (stacks/*.json says what each is, with sources, bounds and which
 // are fitted; sim/stacks.hpp): a run of stack S uses S's values where present, the top-level ones otherwise
 // (Calibration::for_run). A stack's op_overhead_s is the framework's host-side dispatch per op
-// (DeviceEfficiency::dispatch_s): a floor under each device op's time, not added to it; a device's op_overhead_s is
-// its own cost per op (kernel launches and drains), added to every op; network_Bps caps what one node's transport moves per direction through
-// each NIC link (kind "network"): gRPC's or ZMQ's throughput over TCP, below the wire's rate on fast links and above
-// it on slow ones, so a slow link is never made slower than its wire; server_update_s_per_byte replaces
+// (DeviceEfficiency::dispatch_s): a floor under each device op's time, not added to it; a device's op_overhead_s is its
+// own cost per op (kernel launches and drains), added to every op; network_Bps caps what one node's transport moves per
+// direction through each NIC link (kind "network"): gRPC's or ZMQ's throughput over TCP, below the wire's rate on fast
+// links and above it on slow ones, so a slow link is never made slower than its wire; server_update_s_per_byte replaces
 // ps_cost_per_byte_s.
 //
 // Every key but "format" is optional; missing ones keep the defaults (default_calibration()). conv/matmul are

@@ -14,11 +14,11 @@
 // its caches and the roofline's larger term bounds the op. Fitted on the published K80 runs, the sum predicts
 // held-out runs better than the maximum (calibrate/README.md).
 //
-// op_overhead_s is the device's own cost per op (its kernels' launches and drains); dispatch_s the framework's host-side work per op (its stack's
-// op_overhead_s, DeviceEfficiency::dispatch_s). A framework dispatches the next op while the device runs this one,
-// so on a GPU its dispatch shows only where an op is shorter (small layers, small batches); the published K80 runs
-// choose this over adding it to every op (calibrate/README.md: on an earlier model, held out 9.6% against 12.1%). On a host CPU
-// the thread that dispatches also computes, so the two add.
+// op_overhead_s is the device's own cost per op (its kernels' launches and drains); dispatch_s the framework's
+// host-side work per op (its stack's op_overhead_s, DeviceEfficiency::dispatch_s). A framework dispatches the next
+// op while the device runs this one, so on a GPU its dispatch shows only where an op is shorter (small layers, small
+// batches); the published K80 runs choose this over adding it to every op (calibrate/README.md: on an earlier
+// model, held out 9.6% against 12.1%). On a host CPU the thread that dispatches also computes, so the two add.
 // times (1 + shared_node_slowdown * co_runners) (the other busy workers on the processor's node), plus, for server
 // updates, bytes * ps_cost_per_byte_s. The data phase with real data is the batch's upload from host memory,
 // bytes / upload_Bps on a device (its share of the PCIe route, note_upload_links; the device's memory write of the
