@@ -56,6 +56,7 @@ struct ComputeOp {
   int stride = 1;                  // convolution: the larger of its strides
   double parallel_elements = 0.0;  // 0: not a GEMM-like op
   int out_h = 0, out_w = 0;        // convolution: output height and width (Winograd's tiles cover them)
+  int64_t in_channels = 0, out_channels = 0;  // convolution: its channels (a Winograd workspace's size)
 };
 
 enum class CollectivePurpose { kGradients, kPsPushPull, kActivationGather, kGradientScatter, kLocalAggregation };

@@ -159,6 +159,8 @@ static void set_op_shape(ComputeOp& op, const models::Model& model, const models
     op.stride = static_cast<int>(std::max(L.conv.stride_h, L.conv.stride_w));
     op.out_h = static_cast<int>(L.out.h);
     op.out_w = static_cast<int>(L.out.w);
+    op.in_channels = in.c;
+    op.out_channels = L.out.c;
     const double groups = static_cast<double>(std::max<int64_t>(L.conv.groups, 1));
     switch (op.phase) {
       case Phase::kForward: reduction = static_cast<double>(in.c) / groups * op.kernel_hw; break;
@@ -281,7 +283,8 @@ const char* collective_purpose_name(CollectivePurpose p) {
 bool operator==(const ComputeOp& a, const ComputeOp& b) {
   return a.phase == b.phase && a.layer == b.layer && a.layer_class == b.layer_class && a.flops == b.flops &&
          a.bytes == b.bytes && a.samples == b.samples && a.kernel_hw == b.kernel_hw && a.stride == b.stride &&
-         a.parallel_elements == b.parallel_elements && a.out_h == b.out_h && a.out_w == b.out_w;
+         a.parallel_elements == b.parallel_elements && a.out_h == b.out_h && a.out_w == b.out_w &&
+         a.in_channels == b.in_channels && a.out_channels == b.out_channels;
 }
 
 bool operator==(const Item& a, const Item& b) {

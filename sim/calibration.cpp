@@ -77,9 +77,17 @@ double winograd_tile_coverage(int out_h, int out_w) {
   return static_cast<double>(out_h) * out_w / (covered(out_h) * covered(out_w));
 }
 
+double winograd_workspace_bytes(const plan::ComputeOp& op) {
+  const auto tiles = [](int n) { return static_cast<double>((n + kWinogradTile - 1) / kWinogradTile); };
+  const double in = static_cast<double>(op.in_channels), out = static_cast<double>(op.out_channels);
+  const double tile_values = (kWinogradTile + 2) * (kWinogradTile + 2);  // F(m x m, 3x3): (m + 2)^2 per tile
+  return 4.0 * tile_values * (tiles(op.out_h) * tiles(op.out_w) * static_cast<double>(op.samples) * (in + out) + in * out);
+}
+
 double DeviceEfficiency::for_op(const plan::ComputeOp& op) const {
   double eff = for_op(op.layer_class, op.flops, op.bytes);
-  if (op.layer_class == models::LayerClass::kConv && op.kernel_hw == 9 && op.stride == 1 && winograd_gain > 0.0) {
+  if (op.layer_class == models::LayerClass::kConv && op.kernel_hw == 9 && op.stride == 1 && winograd_gain > 0.0 &&
+      (workspace_limit_bytes <= 0.0 || winograd_workspace_bytes(op) <= workspace_limit_bytes)) {
     eff *= winograd_gain;
     if (op.out_h > 0 && op.out_w > 0) eff *= winograd_tile_coverage(op.out_h, op.out_w);
   }
@@ -138,6 +146,8 @@ Calibration Calibration::for_run(const std::string& model_name, const std::strin
     if (s.message_overhead_s) c.message_overhead_s = *s.message_overhead_s;
     if (s.network_Bps) c.network_ceiling_Bps = *s.network_Bps;
     if (s.server_update_s_per_byte) c.ps_cost_per_byte_s = *s.server_update_s_per_byte;
+    if (s.conv_workspace_bytes)
+      for (auto& [name, d] : c.devices) d.workspace_limit_bytes = *s.conv_workspace_bytes;
   }
   c.stacks.clear();
   return c;
@@ -216,6 +226,7 @@ StackCosts parse_stack(const JsonObject& o, StackCosts s) {
   read("message_overhead_s", s.message_overhead_s, 0.0, 1.0);
   read("network_Bps", s.network_Bps, 1.0, 1e15);
   read("server_update_s_per_byte", s.server_update_s_per_byte, 0.0, 1.0);
+  read("conv_workspace_bytes", s.conv_workspace_bytes, 1.0, 1e15);
   o.finish();
   return s;
 }
@@ -226,6 +237,7 @@ Json stack_to_json(const StackCosts& s) {
   if (s.message_overhead_s) j["message_overhead_s"] = *s.message_overhead_s;
   if (s.network_Bps) j["network_Bps"] = *s.network_Bps;
   if (s.server_update_s_per_byte) j["server_update_s_per_byte"] = *s.server_update_s_per_byte;
+  if (s.conv_workspace_bytes) j["conv_workspace_bytes"] = *s.conv_workspace_bytes;
   return j;
 }
 

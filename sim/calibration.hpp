@@ -20,7 +20,7 @@
 //   }
 //
 //     "stacks": {"tensorflow": {"op_overhead_s": 3e-5, "message_overhead_s": 1e-4, "network_Bps": 6e8,
-//                               "server_update_s_per_byte": 2e-10}},
+//                               "server_update_s_per_byte": 2e-10, "conv_workspace_bytes": 4294967296}},
 //
 // "stacks" holds the costs of each software stack (stacks/*.json says what each is, with sources, bounds and which
 // are fitted; sim/stacks.hpp): a run of stack S uses S's values where present, the top-level ones otherwise
@@ -29,7 +29,9 @@
 // own cost per op (kernel launches and drains), added to every op; network_Bps caps what one node's transport moves per
 // direction through each NIC link (kind "network"): gRPC's or ZMQ's throughput over TCP, below the wire's rate on fast
 // links and above it on slow ones, so a slow link is never made slower than its wire; server_update_s_per_byte replaces
-// ps_cost_per_byte_s.
+// ps_cost_per_byte_s; conv_workspace_bytes caps the workspace of the convolution algorithms the framework lets cuDNN
+// pick, so a 3x3 convolution whose Winograd transforms need more runs without the Winograd gain
+// (DeviceEfficiency::workspace_limit_bytes, winograd_workspace_bytes).
 //
 // Every key but "format" is optional; missing ones keep the defaults (default_calibration()). conv/matmul are
 // fractions of the device's peak FLOP/s reached by that layer class; memory is the fraction of memory bandwidth
@@ -79,6 +81,11 @@ namespace scaletwin::sim {
 // runs to 14.1% against 8.6% on the model of the time (calibrate/README.md).
 inline constexpr int kWinogradTile = 2;
 double winograd_tile_coverage(int out_h, int out_w);
+// The workspace of a 3x3 stride-1 convolution run as Winograd F(2x2, 3x3) transforms (cuDNN's non-fused Winograd:
+// the input, the filters and the output transformed into 4x4 tiles in the workspace, fp32): per 2x2 output tile 16
+// values for each input and each output channel of each sample, and 16 per filter:
+// 4 B x 16 x (tiles x samples x (in + out channels) + in x out channels), tiles = ceil(out_h/2) x ceil(out_w/2).
+double winograd_workspace_bytes(const plan::ComputeOp& op);
 
 struct DeviceEfficiency {
   double conv = 0.35;
@@ -98,6 +105,10 @@ struct DeviceEfficiency {
   // file's device entries): a floor under each device op's time, since the host dispatches the next op while the
   // device runs this one; on a host CPU the same thread does both, so it adds (sim/compute_model.hpp).
   double dispatch_s = 0.0;
+  // The framework's cap on a convolution's workspace (its stack's conv_workspace_bytes, set by for_run; not in the
+  // file's device entries): a 3x3 convolution whose Winograd transforms need more (winograd_workspace_bytes) runs
+  // without the Winograd gain, as the library's autotuner then picks among the algorithms that fit. 0: no cap.
+  double workspace_limit_bytes = 0.0;
 
   double for_class(models::LayerClass c) const;
   // The efficiency of one op of class c moving `bytes` for `flops`: for_class(c) scaled by the intensity curve.
@@ -113,6 +124,7 @@ struct StackCosts {
   std::optional<double> message_overhead_s;
   std::optional<double> network_Bps;
   std::optional<double> server_update_s_per_byte;
+  std::optional<double> conv_workspace_bytes;
   bool operator==(const StackCosts&) const = default;
 };
 

@@ -14,7 +14,7 @@ namespace scaletwin::sim {
 
 const std::vector<std::string>& stack_parameter_keys() {
   static const std::vector<std::string> keys = {"op_overhead_s", "message_overhead_s", "network_Bps",
-                                                "server_update_s_per_byte"};
+                                                "server_update_s_per_byte", "conv_workspace_bytes"};
   return keys;
 }
 
@@ -22,6 +22,7 @@ std::optional<double>& stack_field(StackCosts& costs, const std::string& key) {
   if (key == "op_overhead_s") return costs.op_overhead_s;
   if (key == "message_overhead_s") return costs.message_overhead_s;
   if (key == "network_Bps") return costs.network_Bps;
+  if (key == "conv_workspace_bytes") return costs.conv_workspace_bytes;
   ST_ASSERT(key == "server_update_s_per_byte", "unknown stack parameter " + key);
   return costs.server_update_s_per_byte;
 }

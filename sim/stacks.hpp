@@ -8,8 +8,8 @@
 //    "parameters": {"network_Bps": {"value": 6e8, "fit": true, "lower": 5e7, "upper": 2e10, "source": "..."}}}
 //
 // "value": null means the stack has no such cost of its own (the calibration's top-level value applies, or, for
-// network_Bps, no ceiling). The parameters are op_overhead_s, message_overhead_s, network_Bps and
-// server_update_s_per_byte (calibration.hpp says what each is).
+// network_Bps, no ceiling). The parameters are op_overhead_s, message_overhead_s, network_Bps,
+// server_update_s_per_byte and conv_workspace_bytes (calibration.hpp says what each is).
 //
 // "models" (optional) names the network a measured run of this stack means by a built-in model name, where the
 // framework's benchmark script builds a different one: {"alexnet": {"model": "alexnet_mxnet", "source": "..."}}

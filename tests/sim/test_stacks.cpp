@@ -20,9 +20,20 @@ plan::Scenario scenario_on(const std::string& cluster, const Json& scheme, const
   return plan::parse_scenario(j, "test.json");
 }
 
+// A 3x3 stride-1 convolution of 1 GFLOP moving 1 MB (compute-bound at any efficiency below).
+plan::ComputeOp conv3x3_op() {
+  plan::ComputeOp op;
+  op.layer_class = models::LayerClass::kConv;
+  op.flops = 1e9;
+  op.bytes = 1e6;
+  op.kernel_hw = 9;
+  op.stride = 1;
+  return op;
+}
+
 }  // namespace
 
-TEST_CASE("every built-in stack names its four costs with bounds and a source", "[unit]") {
+TEST_CASE("every built-in stack names each of its costs with bounds and a source", "[unit]") {
   std::vector<std::string> names;
   for (const sim::StackDescription& d : sim::builtin_stacks()) {
     names.push_back(d.name);
@@ -87,11 +98,12 @@ TEST_CASE("for_run folds the stack's costs in and leaves other stacks' runs alon
   c.devices["gpu"] = sim::DeviceEfficiency{0.5, 0.5, 0.5, 1e-5};
   c.message_overhead_s = 7e-6;
   c.ps_cost_per_byte_s = 3e-10;
-  c.stacks["tensorflow"] = sim::StackCosts{4e-5, 2e-4, 5e8, 1e-9};
+  c.stacks["tensorflow"] = sim::StackCosts{4e-5, 2e-4, 5e8, 1e-9, 4.0 * (1 << 30)};
   c.stacks["mpi"] = sim::StackCosts{};
   const sim::Calibration tf = c.for_run("resnet50", "tensorflow");
   CHECK(tf.device("gpu").op_overhead_s == 1e-5);  // the device's own per-op cost stays its own
   CHECK(tf.device("gpu").dispatch_s == Approx(4e-5));
+  CHECK(tf.device("gpu").workspace_limit_bytes == 4.0 * (1 << 30));
   CHECK(tf.message_overhead_s == 2e-4);
   CHECK(tf.ps_cost_per_byte_s == 1e-9);
   CHECK(tf.network_ceiling_Bps == 5e8);
@@ -100,6 +112,7 @@ TEST_CASE("for_run folds the stack's costs in and leaves other stacks' runs alon
   const sim::Calibration mpi = c.for_run("resnet50", "mpi");
   CHECK(mpi.device("gpu").op_overhead_s == 1e-5);
   CHECK(mpi.device("gpu").dispatch_s == 0.0);
+  CHECK(mpi.device("gpu").workspace_limit_bytes == 0.0);  // no cap
   CHECK(mpi.message_overhead_s == 7e-6);
   CHECK(mpi.ps_cost_per_byte_s == 3e-10);
   CHECK(mpi.network_ceiling_Bps == 0.0);
@@ -134,12 +147,7 @@ TEST_CASE("a slower network under a ceiling above its wire predicts as with no c
 TEST_CASE("shape-aware efficiency: 3x3 stride-1 convolutions with their tiles and the parallel-work curve", "[unit]") {
   sim::DeviceEfficiency d{0.4, 0.5, 0.6, 0.0};
   d.winograd_gain = 2.0;  // 0.8 for 3x3 stride-1
-  plan::ComputeOp op;
-  op.layer_class = models::LayerClass::kConv;
-  op.flops = 1e9;
-  op.bytes = 1e6;
-  op.kernel_hw = 9;
-  op.stride = 1;
+  plan::ComputeOp op = conv3x3_op();
   CHECK(d.for_op(op) == Approx(0.8));
   op.out_h = op.out_w = 14;  // whole 2x2 tiles
   CHECK(d.for_op(op) == Approx(0.8));
@@ -171,6 +179,33 @@ TEST_CASE("shape-aware efficiency: 3x3 stride-1 convolutions with their tiles an
   CHECK(d.for_op(op) == Approx(0.6));
 }
 
+TEST_CASE("a 3x3 convolution whose Winograd workspace exceeds the framework's cap runs without the gain", "[unit]") {
+  // 64 -> 64 channels at 56x56, batch 32: 28 x 28 tiles of 4x4 values per channel and sample, and 16 per filter.
+  plan::ComputeOp op = conv3x3_op();
+  op.out_h = op.out_w = 56;
+  op.in_channels = op.out_channels = 64;
+  op.samples = 32;
+  const double workspace = 4.0 * 16.0 * (28.0 * 28.0 * 32.0 * 128.0 + 64.0 * 64.0);
+  CHECK(sim::winograd_workspace_bytes(op) == Approx(workspace));
+  op.out_h = op.out_w = 55;  // odd: the last tile row and column are computed too
+  CHECK(sim::winograd_workspace_bytes(op) == Approx(workspace));
+  op.out_h = op.out_w = 56;
+  sim::DeviceEfficiency d{0.4, 0.5, 0.6, 0.0};
+  d.winograd_gain = 2.0;
+  CHECK(d.for_op(op) == Approx(0.8));  // no cap
+  d.workspace_limit_bytes = workspace;
+  CHECK(d.for_op(op) == Approx(0.8));  // fits exactly
+  d.workspace_limit_bytes = workspace - 1.0;
+  CHECK(d.for_op(op) == Approx(0.4));  // the autotuner's pick among the algorithms that fit: the conv efficiency
+  op.samples = 16;  // half the batch fits again
+  CHECK(d.for_op(op) == Approx(0.8));
+  // The built-in stacks' caps come from the frameworks' defaults: MXNet 1 GiB, TensorFlow 1.x 4 GiB, none else.
+  CHECK(sim::find_stack("mxnet").parameter("conv_workspace_bytes").value == 1073741824.0);
+  CHECK(sim::find_stack("tensorflow").parameter("conv_workspace_bytes").value == 4294967296.0);
+  CHECK_FALSE(sim::find_stack("nccl").parameter("conv_workspace_bytes").value.has_value());
+  CHECK_FALSE(sim::find_stack("mpi").parameter("conv_workspace_bytes").value.has_value());
+}
+
 // ResNet-50 at batch 8 on one K80: the model and one worker's plan.
 struct Resnet50Plan {
   plan::Scenario scenario = plan::parse_scenario(
@@ -194,6 +229,8 @@ TEST_CASE("lowering gives every convolution and FC op its GEMM shape", "[unit]")
     CHECK(op.kernel_hw == L.conv.kernel_h * L.conv.kernel_w);
     CHECK((op.out_h == L.out.h && op.out_w == L.out.w));
     const models::Shape& in = model.layers.at(static_cast<size_t>(L.inputs.front())).out;
+    CHECK((op.in_channels == in.c && op.out_channels == L.out.c));
+    CHECK(op.samples == 8);
     if (op.phase == plan::Phase::kForward)  // M x N = output elements of the batch
       CHECK(op.parallel_elements == Approx(8.0 * static_cast<double>(L.out.elements())));
     if (op.phase == plan::Phase::kBackwardInput && op.stride == 1)  // input elements (strided: / stride^2)
@@ -233,7 +270,7 @@ TEST_CASE("calibration files keep stacks, shape parameters and the prediction in
   c.devices["gpu"].parallel_half_elements = 3e4;
   c.devices["gpu"].reduction_half_length = 16.0;
   // An entry overrides its stack file's values; mpi's are all none, so what is absent stays absent.
-  c.stacks["mpi"] = sim::StackCosts{4e-5, std::nullopt, 5e8, std::nullopt};
+  c.stacks["mpi"] = sim::StackCosts{4e-5, std::nullopt, 5e8, std::nullopt, 2e9};
   c.prediction_log_sd = 0.07;
   const sim::Calibration back = sim::parse_calibration(sim::calibration_to_json(c), "c.json");
   CHECK(back.devices.at("gpu").winograd_gain == 1.9);
