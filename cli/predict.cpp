@@ -74,6 +74,15 @@ int run_predict(const PredictArgs& a) {
   options.run.warmup = a.warmup;
   options.run.trace = !a.trace.empty() || !a.report_dir.empty();
   options.fidelity = sim::fidelity_from_name(a.fidelity);
+  if (!a.quiet) {
+    const sim::WorkspaceCap cap = sim::workspace_cap(scenario, options.calibration);
+    if (cap.over_cap > 0)
+      std::cerr << fmt::format("predict: {} of the {} 3x3 convolutions of {} need more than {}'s {:.2f} GiB of cuDNN "
+                               "workspace as Winograd transforms at batch {} and run without them (a calibration "
+                               "file's stacks.{}.conv_workspace_bytes sets another cap)\n",
+                               cap.over_cap, cap.convolutions, scenario.model, cap.stack,
+                               cap.cap_bytes / (1024.0 * 1024.0 * 1024.0), scenario.batch_per_gpu, cap.stack);
+  }
   const std::vector<int> sweep = sim::sweep_of(scenario, options.gpus);
   const bool has_base = std::find(sweep.begin(), sweep.end(), 1) != sweep.end();
   Progress progress("predict", sweep.size() + (has_base ? 0 : 1), progress_style_for_stderr(a.quiet));

@@ -108,6 +108,25 @@ report::PointResult simulate_point_forked(const plan::Scenario& scenario, int gp
              : simulate_points_forked({PointJob{scenario, gpus, calibration, fidelity}}, 1, options).front();
 }
 
+WorkspaceCap workspace_cap(const plan::Scenario& scenario, const Calibration& calibration) {
+  const plan::Point point = plan::prepare(scenario, 1);
+  WorkspaceCap out;
+  out.stack = run_stack(point.scenario, point.cluster);
+  const Calibration run = calibration.for_run(point.model.name, out.stack);
+  const DeviceEfficiency& eff = run.device(point.cluster.spec().node.device.name);
+  out.cap_bytes = eff.workspace_limit_bytes;
+  if (eff.winograd_gain <= 0.0) return out;
+  for (const plan::Item& item : point.plan.program(0).items) {
+    const plan::ComputeOp& op = item.compute;
+    if (item.kind != plan::Item::Kind::kCompute || op.phase != plan::Phase::kForward ||
+        op.layer_class != models::LayerClass::kConv || op.kernel_hw != 9 || op.stride != 1)
+      continue;
+    ++out.convolutions;
+    if (out.cap_bytes > 0.0 && winograd_workspace_bytes(op) > out.cap_bytes) ++out.over_cap;
+  }
+  return out;
+}
+
 report::Report predict(const plan::Scenario& scenario, const PredictOptions& options) {
   report::Report report;
   report.scenario = scenario.name;

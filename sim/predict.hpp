@@ -65,4 +65,15 @@ report::PointResult simulate_point_forked(const plan::Scenario& scenario, int gp
 
 report::Report predict(const plan::Scenario& scenario, const PredictOptions& options);
 
+// The 3x3 stride-1 convolutions of one worker's step (batch_per_gpu samples) that would run as Winograd transforms
+// on the scenario's device, and how many of them the scenario's stack keeps from it: their workspace
+// (winograd_workspace_bytes) over the stack's conv_workspace_bytes (calibration.hpp). predict says so.
+struct WorkspaceCap {
+  std::string stack;
+  double cap_bytes = 0.0;  // 0: the stack has no cap
+  int convolutions = 0;    // 3x3 stride-1 convolutions (none where the device has no Winograd gain)
+  int over_cap = 0;        // of those, the ones without the gain
+};
+WorkspaceCap workspace_cap(const plan::Scenario& scenario, const Calibration& calibration);
+
 }  // namespace scaletwin::sim

@@ -106,6 +106,32 @@ TEST_CASE("predict grows the cluster to the GPU counts asked for, and says so", 
   fs::remove_all(dir);
 }
 
+TEST_CASE("predict says which convolutions the framework's workspace cap keeps from Winograd", "[cli]") {
+  const fs::path dir = scratch();
+  const std::string mxnet = write(dir / "mxnet.json", R"({"model": "vgg16", "cluster": "aws-p2.xlarge", "framework": "mxnet",
+      "batch_per_gpu": 32, "scheme": {"name": "allreduce"}, "sweep": {"gpus": [1]}})");
+  const Result capped = run("predict " + mxnet + " --json " + (dir / "capped.json").string());
+  INFO(capped.out);
+  REQUIRE(capped.code == 0);
+  CHECK(capped.out.find("4 of the 13 3x3 convolutions of vgg16 need more than mxnet's 1.00 GiB") != std::string::npos);
+  // The shipped calibration with MXNet's cap lifted (a run with its `workspace` raised): no note, and faster.
+  nlohmann::json calibration;
+  std::ifstream(std::string(SCALETWIN_SOURCE_DIR) + "/calibrations/k80.json") >> calibration;
+  calibration["stacks"]["mxnet"]["conv_workspace_bytes"] = 1e12;
+  const std::string lifted_file = write(dir / "lifted.json", calibration.dump());
+  const Result lifted = run("predict " + mxnet + " --calibration " + lifted_file + " --json " + (dir / "lifted-out.json").string());
+  INFO(lifted.out);
+  REQUIRE(lifted.code == 0);
+  CHECK(lifted.out.find("3x3 convolutions") == std::string::npos);
+  const auto images_per_sec = [](const fs::path& f) {
+    nlohmann::json j;
+    std::ifstream(f) >> j;
+    return j.at("predictions").at(0).at("images_per_sec").get<double>();
+  };
+  CHECK(images_per_sec(dir / "lifted-out.json") > 1.2 * images_per_sec(dir / "capped.json"));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("a failing command leaves no output file behind", "[cli]") {
   const fs::path dir = scratch();
   const std::string bad = write(dir / "bad.json", R"({"model": "resnet50", "cluster": "gce-k80x8", "nodes": 1})");

@@ -206,6 +206,31 @@ TEST_CASE("a 3x3 convolution whose Winograd workspace exceeds the framework's ca
   CHECK_FALSE(sim::find_stack("mpi").parameter("conv_workspace_bytes").value.has_value());
 }
 
+TEST_CASE("predict's count of the 3x3 convolutions a stack's workspace cap keeps from Winograd", "[unit]") {
+  const auto vgg16 = [](const std::string& framework, int batch, const std::string& cluster = "aws-p2.xlarge") {
+    return plan::parse_scenario({{"model", "vgg16"}, {"cluster", cluster}, {"framework", framework},
+                                 {"batch_per_gpu", batch}, {"scheme", {{"name", "allreduce"}}}},
+                                "t.json");
+  };
+  sim::Calibration c = sim::default_calibration();
+  c.devices["Tesla K80 (one GK210)"].winograd_gain = 1.5;
+  // MXNet's 1 GiB at batch 32: conv1_1 and conv1_2 (224x224) and conv2_1 and conv2_2 (112x112) need more.
+  sim::WorkspaceCap cap = sim::workspace_cap(vgg16("mxnet", 32), c);
+  CHECK(cap.stack == "mxnet");
+  CHECK(cap.cap_bytes == 1073741824.0);
+  CHECK(cap.convolutions == 13);
+  CHECK(cap.over_cap == 4);
+  CHECK(sim::workspace_cap(vgg16("mxnet", 16), c).over_cap == 1);  // conv1_2 alone: 103 MB per image
+  CHECK(sim::workspace_cap(vgg16("mxnet", 8), c).over_cap == 0);
+  // TensorFlow's 4 GiB: nothing at batch 32, conv1_2 at batch 64 (6.6 GB).
+  CHECK(sim::workspace_cap(vgg16("tensorflow", 32), c).over_cap == 0);
+  CHECK(sim::workspace_cap(vgg16("tensorflow", 64), c).over_cap == 1);
+  CHECK(sim::workspace_cap(vgg16("nccl", 64), c).over_cap == 0);  // no cap
+  const sim::WorkspaceCap h200 = sim::workspace_cap(vgg16("mxnet", 64, "dgx-h200"), c);  // no Winograd gain
+  CHECK(h200.convolutions == 0);
+  CHECK(h200.over_cap == 0);
+}
+
 // ResNet-50 at batch 8 on one K80: the model and one worker's plan.
 struct Resnet50Plan {
   plan::Scenario scenario = plan::parse_scenario(
