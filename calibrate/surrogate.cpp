@@ -48,8 +48,7 @@ void note_exercised(const plan::IterationPlan& plan, const topology::Cluster& cl
   if (plan.workers > 1 && plan.sync != plan::SyncKind::kAsync) what.synchronous_devices.insert(device);
   for (const plan::EndpointProgram& prog : plan.programs)
     for (const plan::Item& item : prog.items)
-      if (item.kind == plan::Item::Kind::kCompute && item.compute.layer_class == models::LayerClass::kConv &&
-          item.compute.kernel_hw == 9 && item.compute.stride == 1)
+      if (item.kind == plan::Item::Kind::kCompute && sim::winograd_shape(item.compute))
         what.winograd_devices.insert(device);
   const sim::StackDescription& stack = sim::find_stack(stack_name);
   Exercised::StackUse& use = what.stacks[stack_name];

@@ -72,22 +72,36 @@ double DeviceEfficiency::for_op(models::LayerClass c, double flops, double bytes
   return eff * intensity / (intensity + knee);
 }
 
+namespace {
+
+// Winograd's output tiles along one dimension of n outputs (the last one partly used when n is not a multiple).
+double winograd_tiles(int n) { return static_cast<double>((n + kWinogradTile - 1) / kWinogradTile); }
+
+}  // namespace
+
 double winograd_tile_coverage(int out_h, int out_w) {
-  const auto covered = [](int n) { return static_cast<double>((n + kWinogradTile - 1) / kWinogradTile * kWinogradTile); };
-  return static_cast<double>(out_h) * out_w / (covered(out_h) * covered(out_w));
+  const double computed = winograd_tiles(out_h) * winograd_tiles(out_w) * kWinogradTile * kWinogradTile;
+  return static_cast<double>(out_h) * out_w / computed;
+}
+
+bool winograd_shape(const plan::ComputeOp& op) {
+  return op.layer_class == models::LayerClass::kConv && op.kernel_hw == 9 && op.stride == 1;
 }
 
 double winograd_workspace_bytes(const plan::ComputeOp& op) {
-  const auto tiles = [](int n) { return static_cast<double>((n + kWinogradTile - 1) / kWinogradTile); };
   const double in = static_cast<double>(op.in_channels), out = static_cast<double>(op.out_channels);
   const double tile_values = (kWinogradTile + 2) * (kWinogradTile + 2);  // F(m x m, 3x3): (m + 2)^2 per tile
-  return 4.0 * tile_values * (tiles(op.out_h) * tiles(op.out_w) * static_cast<double>(op.samples) * (in + out) + in * out);
+  const double tiles = winograd_tiles(op.out_h) * winograd_tiles(op.out_w);
+  return 4.0 * tile_values * (tiles * static_cast<double>(op.samples) * (in + out) + in * out);
+}
+
+bool DeviceEfficiency::winograd_fits(const plan::ComputeOp& op) const {
+  return workspace_limit_bytes <= 0.0 || winograd_workspace_bytes(op) <= workspace_limit_bytes;
 }
 
 double DeviceEfficiency::for_op(const plan::ComputeOp& op) const {
   double eff = for_op(op.layer_class, op.flops, op.bytes);
-  if (op.layer_class == models::LayerClass::kConv && op.kernel_hw == 9 && op.stride == 1 && winograd_gain > 0.0 &&
-      (workspace_limit_bytes <= 0.0 || winograd_workspace_bytes(op) <= workspace_limit_bytes)) {
+  if (winograd_gain > 0.0 && winograd_shape(op) && winograd_fits(op)) {
     eff *= winograd_gain;
     if (op.out_h > 0 && op.out_w > 0) eff *= winograd_tile_coverage(op.out_h, op.out_w);
   }

@@ -81,6 +81,8 @@ namespace scaletwin::sim {
 // runs to 14.1% against 8.6% on the model of the time (calibrate/README.md).
 inline constexpr int kWinogradTile = 2;
 double winograd_tile_coverage(int out_h, int out_w);
+// Whether `op` has Winograd's shape: a 3x3 stride-1 convolution (the ops winograd_gain applies to).
+bool winograd_shape(const plan::ComputeOp& op);
 // The workspace of a 3x3 stride-1 convolution run as Winograd F(2x2, 3x3) transforms (cuDNN's non-fused Winograd:
 // the input, the filters and the output transformed into 4x4 tiles in the workspace, fp32): per 2x2 output tile 16
 // values for each input and each output channel of each sample, and 16 per filter:
@@ -116,6 +118,8 @@ struct DeviceEfficiency {
   // The efficiency of `op` with its shape: the 3x3 stride-1 efficiency where it applies, the intensity curve, the
   // parallel-work curve and the reduction-length curve.
   double for_op(const plan::ComputeOp& op) const;
+  // Whether `op`'s Winograd workspace fits under workspace_limit_bytes (always, without a cap).
+  bool winograd_fits(const plan::ComputeOp& op) const;
 };
 
 // One software stack's costs in a calibration (see above); absent: the top-level value (or no ceiling).

@@ -109,7 +109,7 @@ report::PointResult simulate_point_forked(const plan::Scenario& scenario, int gp
 }
 
 WorkspaceCap workspace_cap(const plan::Scenario& scenario, const Calibration& calibration) {
-  const plan::Point point = plan::prepare(scenario, 1);
+  const plan::Point point = plan::prepare(scenario, 1, plan::LowerOptions{false});  // the compute items suffice
   WorkspaceCap out;
   out.stack = run_stack(point.scenario, point.cluster);
   const Calibration run = calibration.for_run(point.model.name, out.stack);
@@ -118,11 +118,9 @@ WorkspaceCap workspace_cap(const plan::Scenario& scenario, const Calibration& ca
   if (eff.winograd_gain <= 0.0) return out;
   for (const plan::Item& item : point.plan.program(0).items) {
     const plan::ComputeOp& op = item.compute;
-    if (item.kind != plan::Item::Kind::kCompute || op.phase != plan::Phase::kForward ||
-        op.layer_class != models::LayerClass::kConv || op.kernel_hw != 9 || op.stride != 1)
-      continue;
+    if (item.kind != plan::Item::Kind::kCompute || op.phase != plan::Phase::kForward || !winograd_shape(op)) continue;
     ++out.convolutions;
-    if (out.cap_bytes > 0.0 && winograd_workspace_bytes(op) > out.cap_bytes) ++out.over_cap;
+    if (!eff.winograd_fits(op)) ++out.over_cap;
   }
   return out;
 }
