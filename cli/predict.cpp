@@ -27,6 +27,9 @@ namespace scaletwin::cli {
 
 namespace {
 
+// predict notes a framework's dispatch floor that adds at least this share to a worker's compute step.
+constexpr double kFloorNote = 0.10;
+
 struct PredictArgs {
   std::string scenario;
   std::string gpus;
@@ -82,6 +85,15 @@ int run_predict(const PredictArgs& a) {
                                "file's stacks.{}.conv_workspace_bytes sets another cap)\n",
                                cap.over_cap, cap.convolutions, scenario.model, cap.stack,
                                cap.cap_bytes / (1024.0 * 1024.0 * 1024.0), scenario.batch_per_gpu, cap.stack);
+    // A floor that lifts a large share of the step rests on its fit, not on a cost the model explains.
+    const sim::DispatchFloor floor = sim::dispatch_floor(scenario, options.calibration);
+    if (floor.compute_s > 0.0 && floor.added_s >= kFloorNote * floor.compute_s)
+      std::cerr << fmt::format("predict: {}'s dispatch floor ({:.0f} us per layer and phase) lifts {} of the {} "
+                               "compute ops of {}'s step at batch {}, {:.0f}% of its compute: a fitted stand-in "
+                               "for a cost the model does not explain, so away from the batches it was fitted at "
+                               "the interval may understate the uncertainty (calibrate/README.md)\n",
+                               floor.stack, floor.floor_s * 1e6, floor.raised, floor.ops, scenario.model,
+                               scenario.batch_per_gpu, 100.0 * floor.added_s / floor.compute_s);
   }
   const std::vector<int> sweep = sim::sweep_of(scenario, options.gpus);
   const bool has_base = std::find(sweep.begin(), sweep.end(), 1) != sweep.end();

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "sim/compute_model.hpp"
 #include "sim/fast/runner.hpp"
 #include "sim/jitter.hpp"
 #include "sim/point_pool.hpp"
@@ -121,6 +122,32 @@ WorkspaceCap workspace_cap(const plan::Scenario& scenario, const Calibration& ca
     if (item.kind != plan::Item::Kind::kCompute || op.phase != plan::Phase::kForward || !winograd_shape(op)) continue;
     ++out.convolutions;
     if (!eff.winograd_fits(op)) ++out.over_cap;
+  }
+  return out;
+}
+
+DispatchFloor dispatch_floor(const plan::Scenario& scenario, const Calibration& calibration) {
+  const plan::Point point = plan::prepare(scenario, 1, plan::LowerOptions{false});  // the compute items suffice
+  DispatchFloor out;
+  out.stack = run_stack(point.scenario, point.cluster);
+  const Calibration run = calibration.for_run(point.model.name, out.stack);
+  const plan::Endpoint& worker = point.plan.endpoints.at(0);
+  const bool half = point.scenario.training.precision != plan::Precision::kFp32;
+  const Processor processor = endpoint_processor(worker, point.cluster, half);
+  const DeviceEfficiency& eff = run.device(processor.name);
+  if (processor.is_cpu || eff.dispatch_s <= 0.0) return out;
+  out.floor_s = eff.dispatch_s;
+  DeviceEfficiency without = eff;
+  without.dispatch_s = 0.0;
+  const ComputeModel model(run, point.scenario.training.data == plan::Data::kReal);
+  for (const plan::Item& item : point.plan.program(0).items) {
+    if (item.kind != plan::Item::Kind::kCompute || item.compute.phase == plan::Phase::kData) continue;
+    const double with_floor = model.op_time_s(item.compute, processor, eff);
+    const double added = with_floor - model.op_time_s(item.compute, processor, without);
+    ++out.ops;
+    if (added > 0.0) ++out.raised;
+    out.compute_s += with_floor;
+    out.added_s += added;
   }
   return out;
 }

@@ -76,4 +76,19 @@ struct WorkspaceCap {
 };
 WorkspaceCap workspace_cap(const plan::Scenario& scenario, const Calibration& calibration);
 
+// What the scenario's framework dispatch floor (the stack's op_overhead_s: on a GPU a floor under each op's time,
+// compute_model.cpp) adds to one worker's compute step (batch_per_gpu samples, data loading excluded), from the
+// compute model alone. TensorFlow's floor is fitted, and what it stands for is a cost per image that depends on the
+// network (calibrate/README.md): where it lifts a large share of the step, the batch is far from what fixed it.
+// predict says so.
+struct DispatchFloor {
+  std::string stack;
+  double floor_s = 0.0;    // the floor on the scenario's device; 0 where it has none or is a host CPU (it adds there)
+  int ops = 0;             // compute ops of the step
+  int raised = 0;          // of those, the ones the floor lifts
+  double compute_s = 0.0;  // the step's compute with the floor
+  double added_s = 0.0;    // what the floor adds to it
+};
+DispatchFloor dispatch_floor(const plan::Scenario& scenario, const Calibration& calibration);
+
 }  // namespace scaletwin::sim

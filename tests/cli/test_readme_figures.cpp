@@ -1,11 +1,15 @@
 // The figures README.md and calibrate/README.md quote for the shipped K80 calibration, recomputed from the binary,
 // so a change that moves one past its stated precision fails here: the in-sample error on the published runs and
-// its interval coverage, and BSC's 16-node speedup with and without the 1 Gbit/s what-if.
+// its interval coverage, BSC's 16-node speedup with and without the 1 Gbit/s what-if, and the share of a step
+// TensorFlow's dispatch floor lifts.
 #include <catch2/catch.hpp>
 
 #include "run_binary.hpp"
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -34,6 +38,24 @@ double speedup_16_nodes(const std::string& scenario) {
 TEST_CASE("README: BSC's 16-node speedup with the shipped calibration, and under the 1 Gbit/s what-if", "[cli]") {
   CHECK(speedup_16_nodes("scenarios/bsc-resnet50-sync-ps.json") == Approx(14.59).margin(0.01));
   CHECK(speedup_16_nodes("scenarios/what-if/bsc-resnet50-sync-ps-1gbe.json") == Approx(10.15).margin(0.01));
+}
+
+TEST_CASE("README: the share of a ResNet-50 step that TensorFlow's dispatch floor lifts at batch 8 32 and 64", "[cli]") {
+  const fs::path dir = fs::temp_directory_path() / ("scaletwin_floor_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const auto note = [&](int batch) {
+    const fs::path file = dir / ("tf" + std::to_string(batch) + ".json");
+    std::ofstream(file) << R"({"model": "resnet50", "cluster": "aws-p2.xlarge", "framework": "tensorflow", )"
+                        << R"("batch_per_gpu": )" << batch << R"(, "scheme": {"name": "allreduce"}, "sweep": {"gpus": [1]}})";
+    const auto r = run_scaletwin("predict " + file.string());
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    return r.out;
+  };
+  CHECK(note(8).find("at batch 8, 45% of its compute") != std::string::npos);
+  CHECK(note(32).find("at batch 32, 11% of its compute") != std::string::npos);
+  CHECK(note(64).find("dispatch floor") == std::string::npos);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("calibrate/README: the shipped K80 calibration's in-sample error and interval coverage", "[cli]") {

@@ -231,6 +231,42 @@ TEST_CASE("predict's count of the 3x3 convolutions a stack's workspace cap keeps
   CHECK(h200.over_cap == 0);
 }
 
+TEST_CASE("predict's measure of what a framework's dispatch floor adds to a worker's step", "[unit]") {
+  const auto resnet50 = [](const std::string& framework, int batch) {
+    return plan::parse_scenario({{"model", "resnet50"}, {"cluster", "aws-p2.xlarge"}, {"framework", framework},
+                                 {"batch_per_gpu", batch}, {"scheme", {{"name", "allreduce"}}}},
+                                "t.json");
+  };
+  sim::Calibration c = sim::default_calibration();
+  c.stacks["tensorflow"].op_overhead_s = 644e-6;
+  const sim::DispatchFloor small = sim::dispatch_floor(resnet50("tensorflow", 8), c);
+  const sim::DispatchFloor large = sim::dispatch_floor(resnet50("tensorflow", 64), c);
+  CHECK(small.stack == "tensorflow");
+  CHECK(small.floor_s == Approx(644e-6 + c.devices.at("Tesla K80 (one GK210)").dispatch_s));
+  CHECK(small.ops == large.ops);  // the same layers and phases at any batch
+  CHECK(small.ops > 100);
+  CHECK(small.raised > large.raised);  // smaller ops: more of them under the floor
+  CHECK(small.added_s / small.compute_s > large.added_s / large.compute_s);
+  CHECK(large.added_s > 0.0);
+  // Without the floor the step costs what the floor did not add: the same ops at a floor under all of them.
+  sim::Calibration none = c;
+  none.stacks["tensorflow"].op_overhead_s = 1e-9;
+  const sim::DispatchFloor bare = sim::dispatch_floor(resnet50("tensorflow", 8), none);
+  CHECK(bare.raised == 0);
+  CHECK(bare.added_s == Approx(0.0).margin(1e-12));
+  CHECK(bare.compute_s == Approx(small.compute_s - small.added_s).epsilon(1e-9));
+  // Every raised op costs the floor: the step is at least that many floors.
+  CHECK(small.compute_s >= small.raised * small.floor_s);
+  // A floor under the device's own per-op cost lifts nothing (MXNet's 20 us under the K80's fitted ~60 us).
+  c.devices["Tesla K80 (one GK210)"].op_overhead_s = 60e-6;
+  c.stacks["mxnet"].op_overhead_s = 20e-6;
+  const sim::DispatchFloor mxnet = sim::dispatch_floor(resnet50("mxnet", 8), c);
+  CHECK(mxnet.stack == "mxnet");
+  CHECK(mxnet.ops == small.ops);
+  CHECK(mxnet.raised == 0);
+  CHECK(mxnet.added_s == 0.0);
+}
+
 // ResNet-50 at batch 8 on one K80: the model and one worker's plan.
 struct Resnet50Plan {
   plan::Scenario scenario = plan::parse_scenario(
