@@ -79,8 +79,8 @@ WorkspaceCap workspace_cap(const plan::Scenario& scenario, const Calibration& ca
 // What the scenario's framework dispatch floor (the stack's op_overhead_s: on a GPU a floor under each op's time,
 // compute_model.cpp) adds to one worker's compute step (batch_per_gpu samples, data loading excluded), from the
 // compute model alone. TensorFlow's floor is fitted, and what it stands for is a cost per image that depends on the
-// network (calibrate/README.md): where it lifts a large share of the step, the batch is far from what fixed it.
-// predict says so.
+// network (calibrate/README.md): where it lifts a large share of the step, the prediction rests on that fit more
+// than on the model, and away from the batches it was fitted at its batch dependence is the floor's. predict says so.
 struct DispatchFloor {
   std::string stack;
   double floor_s = 0.0;    // the floor on the scenario's device; 0 where it has none or is a host CPU (it adds there)
