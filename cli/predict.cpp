@@ -78,7 +78,8 @@ int run_predict(const PredictArgs& a) {
   options.run.trace = !a.trace.empty() || !a.report_dir.empty();
   options.fidelity = sim::fidelity_from_name(a.fidelity);
   if (!a.quiet) {
-    const sim::WorkspaceCap cap = sim::workspace_cap(scenario, options.calibration);
+    const sim::WorkerStep step = sim::worker_step(scenario, options.calibration);
+    const sim::WorkspaceCap cap = sim::workspace_cap(step);
     if (cap.over_cap > 0)
       std::cerr << fmt::format("predict: {} of the {} 3x3 convolutions of {} need more than {}'s {:.2f} GiB of cuDNN "
                                "workspace as Winograd transforms at batch {} and run without them (a calibration "
@@ -86,7 +87,7 @@ int run_predict(const PredictArgs& a) {
                                cap.over_cap, cap.convolutions, scenario.model, cap.stack,
                                cap.cap_bytes / (1024.0 * 1024.0 * 1024.0), scenario.batch_per_gpu, cap.stack);
     // A floor that lifts a large share of the step rests on its fit, not on a cost the model explains.
-    const sim::DispatchFloor floor = sim::dispatch_floor(scenario, options.calibration);
+    const sim::DispatchFloor floor = sim::dispatch_floor(step);
     if (floor.compute_s > 0.0 && floor.added_s >= kFloorNote * floor.compute_s)
       std::cerr << fmt::format("predict: {}'s dispatch floor ({:.0f} us per layer and phase) lifts {} of the {} "
                                "compute ops of {}'s step at batch {}, {:.0f}% of its compute: a fitted stand-in "

@@ -109,15 +109,20 @@ report::PointResult simulate_point_forked(const plan::Scenario& scenario, int gp
              : simulate_points_forked({PointJob{scenario, gpus, calibration, fidelity}}, 1, options).front();
 }
 
-WorkspaceCap workspace_cap(const plan::Scenario& scenario, const Calibration& calibration) {
-  const plan::Point point = plan::prepare(scenario, 1, plan::LowerOptions{false});  // the compute items suffice
+WorkerStep worker_step(const plan::Scenario& scenario, const Calibration& calibration) {
+  WorkerStep step{plan::prepare(scenario, 1, plan::LowerOptions{false}), "", {}};  // the compute items suffice
+  step.stack = run_stack(step.point.scenario, step.point.cluster);
+  step.run = calibration.for_run(step.point.model.name, step.stack);
+  return step;
+}
+
+WorkspaceCap workspace_cap(const WorkerStep& step) {
   WorkspaceCap out;
-  out.stack = run_stack(point.scenario, point.cluster);
-  const Calibration run = calibration.for_run(point.model.name, out.stack);
-  const DeviceEfficiency& eff = run.device(point.cluster.spec().node.device.name);
+  out.stack = step.stack;
+  const DeviceEfficiency& eff = step.run.device(step.point.cluster.spec().node.device.name);
   out.cap_bytes = eff.workspace_limit_bytes;
   if (eff.winograd_gain <= 0.0) return out;
-  for (const plan::Item& item : point.plan.program(0).items) {
+  for (const plan::Item& item : step.point.plan.program(0).items) {
     const plan::ComputeOp& op = item.compute;
     if (item.kind != plan::Item::Kind::kCompute || op.phase != plan::Phase::kForward || !winograd_shape(op)) continue;
     ++out.convolutions;
@@ -126,21 +131,23 @@ WorkspaceCap workspace_cap(const plan::Scenario& scenario, const Calibration& ca
   return out;
 }
 
-DispatchFloor dispatch_floor(const plan::Scenario& scenario, const Calibration& calibration) {
-  const plan::Point point = plan::prepare(scenario, 1, plan::LowerOptions{false});  // the compute items suffice
+WorkspaceCap workspace_cap(const plan::Scenario& scenario, const Calibration& calibration) {
+  return workspace_cap(worker_step(scenario, calibration));
+}
+
+DispatchFloor dispatch_floor(const WorkerStep& step) {
   DispatchFloor out;
-  out.stack = run_stack(point.scenario, point.cluster);
-  const Calibration run = calibration.for_run(point.model.name, out.stack);
-  const plan::Endpoint& worker = point.plan.endpoints.at(0);
-  const bool half = point.scenario.training.precision != plan::Precision::kFp32;
-  const Processor processor = endpoint_processor(worker, point.cluster, half);
-  const DeviceEfficiency& eff = run.device(processor.name);
+  out.stack = step.stack;
+  const RunOptions run = scenario_run_options(step.point.scenario, RunOptions{});  // its data and precision
+  const Processor processor = endpoint_processor(step.point.plan.endpoints.at(0), step.point.cluster,
+                                                 run.half_precision);
+  const DeviceEfficiency& eff = step.run.device(processor.name);
   if (processor.is_cpu || eff.dispatch_s <= 0.0) return out;
   out.floor_s = eff.dispatch_s;
   DeviceEfficiency without = eff;
   without.dispatch_s = 0.0;
-  const ComputeModel model(run, point.scenario.training.data == plan::Data::kReal);
-  for (const plan::Item& item : point.plan.program(0).items) {
+  const ComputeModel model(step.run, run.real_data);
+  for (const plan::Item& item : step.point.plan.program(0).items) {
     if (item.kind != plan::Item::Kind::kCompute || item.compute.phase == plan::Phase::kData) continue;
     const double with_floor = model.op_time_s(item.compute, processor, eff);
     const double added = with_floor - model.op_time_s(item.compute, processor, without);
@@ -150,6 +157,10 @@ DispatchFloor dispatch_floor(const plan::Scenario& scenario, const Calibration& 
     out.added_s += added;
   }
   return out;
+}
+
+DispatchFloor dispatch_floor(const plan::Scenario& scenario, const Calibration& calibration) {
+  return dispatch_floor(worker_step(scenario, calibration));
 }
 
 report::Report predict(const plan::Scenario& scenario, const PredictOptions& options) {

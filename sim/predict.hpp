@@ -65,6 +65,15 @@ report::PointResult simulate_point_forked(const plan::Scenario& scenario, int gp
 
 report::Report predict(const plan::Scenario& scenario, const PredictOptions& options);
 
+// One worker's step at one GPU, lowered once for predict's notes below: the point (its compute items; no
+// schedules), the stack that runs it, and the calibration as that stack and model apply it (Calibration::for_run).
+struct WorkerStep {
+  plan::Point point;
+  std::string stack;
+  Calibration run;
+};
+WorkerStep worker_step(const plan::Scenario& scenario, const Calibration& calibration);
+
 // The 3x3 stride-1 convolutions of one worker's step (batch_per_gpu samples) that would run as Winograd transforms
 // on the scenario's device, and how many of them the scenario's stack keeps from it: their workspace
 // (winograd_workspace_bytes) over the stack's conv_workspace_bytes (calibration.hpp). predict says so.
@@ -74,6 +83,7 @@ struct WorkspaceCap {
   int convolutions = 0;    // 3x3 stride-1 convolutions (none where the device has no Winograd gain)
   int over_cap = 0;        // of those, the ones without the gain
 };
+WorkspaceCap workspace_cap(const WorkerStep& step);
 WorkspaceCap workspace_cap(const plan::Scenario& scenario, const Calibration& calibration);
 
 // What the scenario's framework dispatch floor (the stack's op_overhead_s: on a GPU a floor under each op's time,
@@ -89,6 +99,7 @@ struct DispatchFloor {
   double compute_s = 0.0;  // the step's compute with the floor
   double added_s = 0.0;    // what the floor adds to it
 };
+DispatchFloor dispatch_floor(const WorkerStep& step);
 DispatchFloor dispatch_floor(const plan::Scenario& scenario, const Calibration& calibration);
 
 }  // namespace scaletwin::sim
