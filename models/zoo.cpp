@@ -75,14 +75,14 @@ Model make_alexnet(const std::string& name, Shape input, int64_t classes, const 
   return b.build();
 }
 
-// VGG-16: 5 blocks of 3×3 convolutions (with bias) and a 2×2 max pool; with_bn adds batch norm after each conv.
-Model make_vgg16(const std::string& name, Shape input, int64_t classes, bool with_bn) {
+// VGG-16 and VGG-19 (configurations D and E of Simonyan & Zisserman 2015): 5 blocks of 3×3 convolutions (with
+// bias; `convs` per block) and a 2×2 max pool; with_bn adds batch norm after each conv.
+Model make_vgg(const std::string& name, Shape input, int64_t classes, bool with_bn, const int (&convs)[5]) {
   static const int64_t kWidths[5] = {64, 128, 256, 512, 512};
-  static const int kConvs[5] = {2, 2, 3, 3, 3};
   ModelBuilder b(name, input, classes);
   int x = b.input();
   for (int block = 0; block < 5; ++block) {
-    for (int i = 0; i < kConvs[block]; ++i) {
+    for (int i = 0; i < convs[block]; ++i) {
       const std::string suffix = fmt::format("{}_{}", block + 1, i + 1);
       x = b.conv("conv" + suffix, x, kWidths[block], 3, 1, 1, true);
       if (with_bn) x = b.batchnorm("bn" + suffix, x);
@@ -111,6 +111,8 @@ const BuiltinEntry kBuiltins[] = {
     {"resnet50", {3, 224, 224}, 1000},  {"resnet152", {3, 224, 224}, 1000},  {"inception_v3", {3, 299, 299}, 1000},
     {"inception_bn", {3, 224, 224}, 1000}, {"alexnet_mxnet", {3, 224, 224}, 1000},
     {"resnet50_v1", {3, 224, 224}, 1000},  {"resnet152_v1", {3, 224, 224}, 1000},
+    {"resnet34", {3, 224, 224}, 1000},     {"resnet101", {3, 224, 224}, 1000},
+    {"resnet101_v1", {3, 224, 224}, 1000}, {"vgg19", {3, 224, 224}, 1000},
 };
 
 const BuiltinEntry& find_builtin(const std::string& name) {
@@ -125,8 +127,11 @@ Model build_builtin(const std::string& name, Shape input, int64_t classes) {
   if (name == "lenet5") return make_lenet5(name, input, classes);
   if (name == "alexnet") return make_alexnet(name, input, classes, AlexNetWidths{64, 192, 2});
   if (name == "alexnet_mxnet") return make_alexnet(name, input, classes, AlexNetWidths{96, 256, 0});
-  if (name == "vgg16") return make_vgg16(name, input, classes, false);
-  if (name == "vgg16_cifar") return make_vgg16(name, input, classes, true);
+  static const int kVgg16[5] = {2, 2, 3, 3, 3};
+  static const int kVgg19[5] = {2, 2, 4, 4, 4};
+  if (name == "vgg16") return make_vgg(name, input, classes, false, kVgg16);
+  if (name == "vgg16_cifar") return make_vgg(name, input, classes, true, kVgg16);
+  if (name == "vgg19") return make_vgg(name, input, classes, false, kVgg19);
   if (name == "resnet18_cifar")
     return zoo_detail::make_resnet(name, input, classes, ResNetSpec{false, true, {2, 2, 2, 2}});
   if (name == "resnet18") return zoo_detail::make_resnet(name, input, classes, ResNetSpec{false, false, {2, 2, 2, 2}});
@@ -137,6 +142,11 @@ Model build_builtin(const std::string& name, Shape input, int64_t classes) {
     return zoo_detail::make_resnet(name, input, classes, ResNetSpec{true, false, {3, 4, 6, 3}, true});
   if (name == "resnet152_v1")
     return zoo_detail::make_resnet(name, input, classes, ResNetSpec{true, false, {3, 8, 36, 3}, true});
+  if (name == "resnet34") return zoo_detail::make_resnet(name, input, classes, ResNetSpec{false, false, {3, 4, 6, 3}});
+  if (name == "resnet101")
+    return zoo_detail::make_resnet(name, input, classes, ResNetSpec{true, false, {3, 4, 23, 3}});
+  if (name == "resnet101_v1")
+    return zoo_detail::make_resnet(name, input, classes, ResNetSpec{true, false, {3, 4, 23, 3}, true});
   if (name == "inception_v3") return zoo_detail::make_inception_v3(name, input, classes);
   if (name == "inception_bn") return zoo_detail::make_inception_bn(name, input, classes);
   ST_ASSERT(false, "built-in model without a builder: " + name);

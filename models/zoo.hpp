@@ -1,5 +1,5 @@
-// The built-in models of the spec (../shared/spec.md, "Built-in names") and inception_bn beyond it, built with
-// ModelBuilder.
+// The built-in models of the spec (../shared/spec.md, "Built-in names") and those beyond it (inception_bn,
+// alexnet_mxnet, the v1 ResNets, resnet34, resnet101, vgg19), built with ModelBuilder.
 //
 //   lenet5          1×28×28, 10 classes: conv 6 5×5 pad 2, relu, maxpool 2, conv 16 5×5, relu, maxpool 2,
 //                   fc 120, relu, fc 84, relu, fc 10 (61,706 parameters; the peer's LeNet5 in
@@ -19,11 +19,14 @@
 //                   dropout, fc classes (50,844,008 parameters). MXNet's two LRN layers are left out (no such layer
 //                   kind): six passes over their 1.8 MB of activations per image, about 3% of a K80 iteration.
 //                   stacks/mxnet.json maps a measured MXNet run's "alexnet" to it.
-//   vgg16           3×224×224, 1000: torchvision's vgg16 (no batch norm)
-//   resnet18, resnet50, resnet152   3×224×224, 1000: torchvision's, v1.5 (stride in the 3×3 of a bottleneck)
-//   resnet50_v1, resnet152_v1       the same layers as v1 (He et al. 2015's release; tf_cnn_benchmarks 2017): a
-//                   bottleneck's stride in its first 1×1 convolution, every 3×3 at stride 1 (zoo_resnet.cpp).
-//                   stacks/tensorflow.json maps a measured TensorFlow run's "resnet50" / "resnet152" to them.
+//   vgg16, vgg19    3×224×224, 1000: torchvision's vgg16 and vgg19 (configurations D and E: 13 and 16 3×3
+//                   convolutions with bias, no batch norm; 138,357,544 and 143,667,240 parameters)
+//   resnet18, resnet34, resnet50, resnet101, resnet152   3×224×224, 1000: torchvision's (basic blocks 2-2-2-2 and
+//                   3-4-6-3; bottlenecks 3-4-6-3, 3-4-23-3, 3-8-36-3), v1.5 (stride in the 3×3 of a bottleneck)
+//   resnet50_v1, resnet101_v1, resnet152_v1   the same layers as v1 (He et al. 2015's release; tf_cnn_benchmarks
+//                   2017): a bottleneck's stride in its first 1×1 convolution, every 3×3 at stride 1
+//                   (zoo_resnet.cpp). stacks/tensorflow.json maps a measured TensorFlow run's "resnet50",
+//                   "resnet101" and "resnet152" to them.
 //   inception_bn    3×224×224, 1000: BN-Inception as MXNet's symbols/inception-bn.py (zoo_inception.cpp)
 //   inception_v3    3×299×299, 1000: torchvision's, auxiliary head excluded (convolutions without bias, batch
 //                   norm with eps 0.001, count_include_pad average pools, dropout before the classifier)

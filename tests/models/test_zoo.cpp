@@ -27,6 +27,31 @@ TEST_CASE("zoo: parameter counts match the spec's references exactly") {
 // The count of shared/peers/torch_models.py's ResNet18Cifar, derived from its code: stem conv 3→64 3×3 + BN;
 // Block(cin, cout, stride): two 3×3 convs (no bias) with BN, and a 1×1 conv + BN shortcut when stride != 1 or
 // cin != cout; stages (64,1), (128,2), (256,2), (512,2) of two blocks; fc 512→10 with bias.
+// Beyond the spec: torchvision's counts (sum(p.numel() for p in torchvision.models.<name>().parameters())), and
+// the multiply-adds of a 224x224 forward pass as torchvision's model table gives them (GFLOPS there are G MACs).
+TEST_CASE("zoo: resnet34 resnet101 and vgg19 have torchvision's parameter counts and cost") {
+  struct Ref {
+    const char* name;
+    int64_t params;
+    double gmacs;
+  };
+  for (const Ref& r : {Ref{"resnet34", 21'797'672, 3.66}, Ref{"resnet101", 44'549'160, 7.80},
+                       Ref{"vgg19", 143'667'240, 19.63}}) {
+    INFO(r.name);
+    const Model m = make_builtin_model(r.name);
+    CHECK(m.params() == r.params);
+    double macs = 0.0;
+    for (const Layer& l : m.layers)
+      if (l.layer_class() != LayerClass::kMemory) macs += l.fwd_flops / 2.0;
+    CHECK(macs / 1e9 == Approx(r.gmacs).epsilon(0.01));
+  }
+  // VGG-19 is VGG-16 with a fourth convolution in each of the last three blocks.
+  const Model vgg19 = make_builtin_model("vgg19");
+  CHECK(vgg19.layers[vgg19.index_of("conv5_4")].out == Shape{512, 14, 14});
+  CHECK(vgg19.params() - make_builtin_model("vgg16").params() ==
+        (256 * 256 * 9 + 256) + 2 * (512 * 512 * 9 + 512));
+}
+
 TEST_CASE("zoo: resnet18_cifar has the PyTorch peer's parameter count") {
   auto bn = [](int64_t c) { return 2 * c; };
   auto block = [&](int64_t cin, int64_t cout, int64_t stride) {
@@ -76,7 +101,7 @@ TEST_CASE("zoo: vgg16_cifar and alexnet follow their documented layouts") {
 }
 
 TEST_CASE("zoo: ResNet v1 strides in a bottleneck's first 1x1 and v1.5 in its 3x3") {
-  for (const char* name : {"resnet50", "resnet152"}) {
+  for (const char* name : {"resnet50", "resnet101", "resnet152"}) {
     const Model v15 = make_builtin_model(name);
     const Model v1 = make_builtin_model(std::string(name) + "_v1");
     CHECK(v1.params() == v15.params());

@@ -69,6 +69,8 @@ TEST_CASE("a stack names the network its runs mean by a built-in model name", "[
   CHECK(sim::find_stack("tensorflow").network("alexnet") == "alexnet");
   CHECK(sim::find_stack("tensorflow").network("resnet50") == "resnet50_v1");
   CHECK(sim::find_stack("tensorflow").network("resnet152") == "resnet152_v1");
+  CHECK(sim::find_stack("tensorflow").network("resnet101") == "resnet101_v1");
+  CHECK(sim::find_stack("mxnet").network("resnet101") == "resnet101");
   CHECK(sim::find_stack("nccl").network("resnet50") == "resnet50");
   Json stack = {{"format", "scaletwin-stack/1"}, {"name", "x"}, {"parameters", Json::object()}};
   for (const std::string& key : sim::stack_parameter_keys())
