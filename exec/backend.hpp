@@ -15,7 +15,8 @@
 //
 // Per-layer kernels are created once per (layer, batch size, training/eval) and reused across iterations: the CPU
 // backend builds its oneDNN primitives in make_layer. For a training step the caller runs forward on every layer,
-// then for each layer in reverse order backward_weight and then backward_input, with the same LayerArgs.
+// then for each layer in reverse order backward_weight and then backward_input, with the same LayerArgs and no
+// other kernel's op between the two (the output gradient stays as it is: the CUDA kernels cast it once for both).
 // A layer's weights must not change between its forward and its backward (a kernel may keep the forward's
 // reordered copy of them), and its inputs and output stay in place until its backward has run.
 #pragma once

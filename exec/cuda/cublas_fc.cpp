@@ -39,12 +39,14 @@ class FcKernel : public LayerKernel {
 
   void forward(const LayerArgs& a) override {
     ctx_.activate();
-    if (ctx_.half())
+    if (ctx_.half()) {
+      ctx_.half_state.begin(this, nullptr);
       gemm_half(ctx_.cublas, plan_.forward, ctx_.cublas_half_type(),
                 ctx_.to_half(a.weights, scratch_.w_offset, weight_count()), ctx_.to_half(a.inputs[0], 0, x_count()),
                 a.output);
-    else
+    } else {
       gemm(ctx_.cublas, plan_.forward, a.weights, a.inputs[0], a.output, 0.0f);
+    }
     if (plan_.has_bias) {  // Y^T (out × N) += bias (out × 1) · ones^T (1 × N)
       const GemmCall rank1{false, false, plan_.out, plan_.batch, 1, plan_.out, 1, plan_.out};
       gemm(ctx_.cublas, rank1, bias(a.weights), ones_.floats(), a.output, 1.0f);
@@ -54,11 +56,13 @@ class FcKernel : public LayerKernel {
   void backward_weight(const LayerArgs& a) override {
     ST_ASSERT(training_, "backward of an fc kernel built for evaluation");
     ctx_.activate();
-    if (ctx_.half())
+    if (ctx_.half()) {
+      const void* dy = ctx_.output_gradient_to_half(this, a.d_output, scratch_.y_offset, y_count());
       gemm_half(ctx_.cublas, plan_.backward_weight, ctx_.cublas_half_type(), ctx_.to_half(a.inputs[0], 0, x_count()),
-                ctx_.to_half(a.d_output, scratch_.y_offset, y_count()), a.d_weights);
-    else
+                dy, a.d_weights);
+    } else {
       gemm(ctx_.cublas, plan_.backward_weight, a.inputs[0], a.d_output, a.d_weights, 0.0f);
+    }
     if (plan_.has_bias) {  // db = dY^T (out × N) · ones
       const float one = 1.0f, zero = 0.0f;
       ST_CUBLAS_CHECK(cublasSgemv(ctx_.cublas, CUBLAS_OP_N, plan_.out, plan_.batch, &one, a.d_output, plan_.out,
@@ -70,12 +74,13 @@ class FcKernel : public LayerKernel {
     if (a.d_inputs.empty() || a.d_inputs[0] == nullptr) return;
     ST_ASSERT(training_, "backward of an fc kernel built for evaluation");
     ctx_.activate();
-    if (ctx_.half())
+    if (ctx_.half()) {
+      const void* dy = ctx_.output_gradient_to_half(this, a.d_output, scratch_.y_offset, y_count());
       gemm_half(ctx_.cublas, plan_.backward_input, ctx_.cublas_half_type(),
-                ctx_.to_half(a.weights, scratch_.w_offset, weight_count()),
-                ctx_.to_half(a.d_output, scratch_.y_offset, y_count()), a.d_inputs[0]);
-    else
+                ctx_.to_half(a.weights, scratch_.w_offset, weight_count()), dy, a.d_inputs[0]);
+    } else {
       gemm(ctx_.cublas, plan_.backward_input, a.weights, a.d_output, a.d_inputs[0], 0.0f);
+    }
   }
 
  private:

@@ -77,6 +77,7 @@ class ConvKernel : public LayerKernel {
     const void* w = a.weights;
     void* y = a.output;
     if (half_) {
+      ctx_.half_state.begin(this, nullptr);
       x = ctx_.to_half(a.inputs[0], 0, plan_.x.elements());
       w = ctx_.to_half(a.weights, scratch_.w_offset, plan_.weight_count);
       y = ctx_.half_at(scratch_.y_offset);
@@ -100,8 +101,8 @@ class ConvKernel : public LayerKernel {
     const void* dy = a.d_output;
     void* dw = a.d_weights;
     if (half_) {
+      dy = ctx_.output_gradient_to_half(this, a.d_output, scratch_.y_offset, plan_.y.elements());
       x = ctx_.to_half(a.inputs[0], 0, plan_.x.elements());
-      dy = ctx_.to_half(a.d_output, scratch_.y_offset, plan_.y.elements());
       dw = ctx_.half_at(scratch_.w_offset);
     }
     use_math(filter_);
@@ -124,8 +125,8 @@ class ConvKernel : public LayerKernel {
     const void* dy = a.d_output;
     void* dx = a.d_inputs[0];
     if (half_) {
+      dy = ctx_.output_gradient_to_half(this, a.d_output, scratch_.y_offset, plan_.y.elements());
       w = ctx_.to_half(a.weights, scratch_.w_offset, plan_.weight_count);
-      dy = ctx_.to_half(a.d_output, scratch_.y_offset, plan_.y.elements());
       dx = ctx_.half_at(0);
     }
     use_math(data_);

@@ -61,6 +61,7 @@ struct DeviceContext {
   DeviceBytes workspace;              // shared by every kernel, grown (between iterations) to the largest need
   std::map<ConvShapeKey, ConvAlgorithms> conv_algorithms;  // searched once per shape (layer_plan.hpp)
   DeviceBytes half_scratch;  // mixed precision: the 2-byte operands of the running op (half_scratch_layout)
+  HalfScratchState half_state;  // which output gradient it holds (layer_plan.hpp): cast once per layer and step
 
   // cudaSetDevice(device): every entry point calls it, as one thread may drive several backends.
   void activate() const;
@@ -83,6 +84,13 @@ struct DeviceContext {
     void* dst = half_at(offset);
     launch_to_half(src, dst, n, half_type(), stream);
     return dst;
+  }
+  // An op of `kernel` needs the output gradient dy (n values) at `offset`: cast unless half_state says the
+  // kernel's previous op left it there (backward_weight, then backward_input).
+  const void* output_gradient_to_half(const void* kernel, const float* dy, int64_t offset, int64_t n) {
+    const void* at = half_state.begin(kernel, dy) ? half_at(offset) : to_half(dy, offset, n);
+    half_state.holds(dy);
+    return at;
   }
 };
 

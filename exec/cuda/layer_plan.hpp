@@ -95,6 +95,29 @@ HalfScratchLayout half_scratch_layout(int64_t x_elements, int64_t w_elements, in
 HalfScratchLayout half_scratch_layout(const ConvPlan& plan);  // x, K·C/groups·R·S, y
 HalfScratchLayout half_scratch_layout(const FcPlan& plan);    // N·in, out·in, N·out
 
+// What the shared half scratch holds at the running kernel's y_offset, so that a layer's output gradient is cast
+// once per step, not twice: the Backend contract (backend.hpp) calls a layer's backward_weight and then its
+// backward_input with the same LayerArgs and no other kernel's op between them, and neither writes over y_offset
+// (they write x or dx at 0 and w or dw at w_offset). Every op of a kernel calls begin() first; another kernel's op,
+// or any forward, in between makes the next one cast again.
+class HalfScratchState {
+ public:
+  // An op of `kernel` starts that needs the 2-byte copy of `dy` (null: none). True when the scratch holds it
+  // already: the same kernel's op just before this one cast that same dy.
+  bool begin(const void* kernel, const void* dy) {
+    const bool held = dy != nullptr && kernel == kernel_ && dy == dy_;
+    kernel_ = kernel;
+    dy_ = nullptr;
+    return held;
+  }
+  // The running op leaves the copy of `dy` at its kernel's y_offset.
+  void holds(const void* dy) { dy_ = dy; }
+
+ private:
+  const void* kernel_ = nullptr;
+  const void* dy_ = nullptr;
+};
+
 // Workspace policy for convolutions: each convolution direction picks, among the algorithms cuDNN offers (in its
 // order of preference: heuristics or measured time), the first that succeeded and needs at most the limit; when
 // none fits, the one that needs least. All kernels of a backend share one workspace, sized to the largest choice.

@@ -241,6 +241,34 @@ TEST_CASE("memory planner: the executor's allocations for ResNet-50, refused on 
   REQUIRE_THROWS_WITH(check_fits(m, 1, kWorkspace, kGB / 2, "tiny"), Catch::Contains("not fit even at batch 1"));
 }
 
+TEST_CASE("mixed precision: a layer's output gradient is cast once for its two backward ops and again after "
+          "any other op") {
+  HalfScratchState state;
+  int conv = 0, fc = 0;  // two kernels
+  float dy[4] = {}, other_dy[4] = {};
+  // A step's backward: fc's backward_weight casts its dy, its backward_input finds it, then conv's two ops.
+  REQUIRE_FALSE(state.begin(&fc, dy));
+  state.holds(dy);
+  REQUIRE(state.begin(&fc, dy));
+  state.holds(dy);
+  REQUIRE_FALSE(state.begin(&conv, dy));  // another kernel's y_offset: cast
+  state.holds(dy);
+  REQUIRE_FALSE(state.begin(&conv, other_dy));  // another gradient
+  state.holds(other_dy);
+  REQUIRE(state.begin(&conv, other_dy));
+  state.holds(other_dy);
+  // The next step's forward of the same kernel overwrites y_offset with its output: the next backward casts.
+  REQUIRE_FALSE(state.begin(&conv, nullptr));
+  REQUIRE_FALSE(state.begin(&conv, other_dy));
+  state.holds(other_dy);
+  // Another kernel's op in between (fc's forward) takes the scratch.
+  REQUIRE_FALSE(state.begin(&fc, nullptr));
+  REQUIRE_FALSE(state.begin(&conv, other_dy));
+  // An op that asks for no gradient never finds one.
+  state.holds(dy);
+  REQUIRE_FALSE(state.begin(&conv, nullptr));
+}
+
 TEST_CASE("mixed precision: the half scratch holds an op's three 2-byte operands, 256-byte aligned, and the "
           "memory planner counts the largest") {
   const HalfScratchLayout l = half_scratch_layout(1000, 1, 129);
