@@ -42,6 +42,10 @@ struct Endpoint {
 enum class Phase { kData, kForward, kBackwardInput, kBackwardWeight, kUpdate, kServerUpdate };
 const char* phase_name(Phase p);  // "data", "forward", "backward_input", "backward_weight", "update", "server_update"
 
+// An SGD-with-momentum update's memory traffic per byte of gradient it applies: it reads the weights, the gradient
+// and the momentum and writes the weights and the momentum. Update ops carry that traffic in `bytes`.
+inline constexpr double kUpdateTrafficPerGradientByte = 5.0;
+
 struct ComputeOp {
   Phase phase = Phase::kForward;
   int layer = -1;              // index in Model::layers, -1 when not tied to a layer

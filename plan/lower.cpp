@@ -212,7 +212,7 @@ ComputeOp update_op(double params, Phase phase) {
   op.phase = phase;
   op.layer_class = models::LayerClass::kMemory;
   op.flops = 4.0 * params;
-  op.bytes = 20.0 * params;
+  op.bytes = kUpdateTrafficPerGradientByte * 4.0 * params;
   return op;
 }
 

@@ -15,7 +15,7 @@
 //       "pcie": {"latency_factor": 1.0, "bandwidth_factor": 0.85}
 //     },
 //     "message_overhead_s": 5e-6,               // software cost per message, on the sender
-//     "ps_cost_per_byte_s": 1e-10,              // parameter-server processing per byte of update applied
+//     "ps_cost_per_byte_s": 1e-10,              // a host server's threads, per byte of gradient (below)
 //     "input_cost_per_image_s": 2e-4            // input pipeline per image, real data only
 //   }
 //
@@ -146,6 +146,9 @@ struct Calibration {
   std::map<std::string, DeviceEfficiency> devices;  // "default" always present
   std::map<LinkClass, LinkFactors> links;            // every class present
   double message_overhead_s = 0.0;
+  // A parameter server on a host CPU: its threads' cost per byte of gradient it receives (summing pushes) and per
+  // byte it applies (the update), beyond the roofline of that memory traffic. A server on a device pays its
+  // roofline only.
   double ps_cost_per_byte_s = 0.0;
   double input_cost_per_image_s = 0.0;
   std::map<std::string, StackCosts> stacks;          // by stack name (tensorflow, mxnet, mpi, nccl)

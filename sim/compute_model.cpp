@@ -71,14 +71,17 @@ double ComputeModel::op_time_s(const plan::ComputeOp& op, const Processor& p, co
   t += eff.op_overhead_s;
   t = p.is_cpu ? t + eff.dispatch_s : std::max(t, eff.dispatch_s);  // the framework's dispatch: a floor on a device
   if (upload) t += static_cast<double>(op.samples) * calibration_.input_cost_per_image_s;
-  if (op.phase == plan::Phase::kServerUpdate) t += op.bytes * calibration_.ps_cost_per_byte_s;
+  // A server's cost per byte of gradient it applies is its host threads' (calibration.hpp); on a device the
+  // roofline above is the whole of it.
+  if (op.phase == plan::Phase::kServerUpdate && p.is_cpu)
+    t += op.bytes / plan::kUpdateTrafficPerGradientByte * calibration_.ps_cost_per_byte_s;
   return t * (1.0 + eff.shared_node_slowdown * p.co_runners);
 }
 
 double ComputeModel::reduce_time_s(double bytes, const Processor& p, bool server) const {
   const DeviceEfficiency& eff = calibration_.device(p.name);
   double t = p.memory_bandwidth_Bps > 0.0 ? 3.0 * bytes / (p.memory_bandwidth_Bps * eff.memory) : 0.0;
-  if (server) t += bytes * calibration_.ps_cost_per_byte_s;
+  if (server && p.is_cpu) t += bytes * calibration_.ps_cost_per_byte_s;
   return t;
 }
 

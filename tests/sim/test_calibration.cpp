@@ -39,10 +39,14 @@ TEST_CASE("roofline: compute-bound, memory-bound, overhead, data and server cost
   CHECK(sim::ComputeModel(c, true).op_time_s(data, p) == Approx(1e-5 + 64e-3).epsilon(1e-12));
   plan::ComputeOp update;
   update.phase = plan::Phase::kServerUpdate;
-  update.bytes = 1e6;  // roofline 1e6 / 2.5e10 = 40 us, plus 2e-9 * 1e6 = 2 ms
-  CHECK(sim::ComputeModel(c, false).op_time_s(update, p) == Approx(4e-5 + 2e-3 + 1e-5).epsilon(1e-12));
+  // Applying 1 MB of gradient moves 5 MB: roofline 5e6 / 2.5e10 = 200 us; a host server's threads add 2e-9 per
+  // byte of gradient (2 ms), a server on a device pays its roofline only.
+  update.bytes = plan::kUpdateTrafficPerGradientByte * 1e6;
+  CHECK(sim::ComputeModel(c, false).op_time_s(update, cpu) == Approx(2e-4 + 2e-3 + 1e-5).epsilon(1e-12));
+  CHECK(sim::ComputeModel(c, false).op_time_s(update, p) == Approx(2e-4 + 1e-5).epsilon(1e-12));
   CHECK(sim::ComputeModel(c, false).reduce_time_s(1e6, p, false) == Approx(3e6 / 2.5e10).epsilon(1e-12));
-  CHECK(sim::ComputeModel(c, false).reduce_time_s(1e6, p, true) == Approx(3e6 / 2.5e10 + 2e-3).epsilon(1e-12));
+  CHECK(sim::ComputeModel(c, false).reduce_time_s(1e6, cpu, true) == Approx(3e6 / 2.5e10 + 2e-3).epsilon(1e-12));
+  CHECK(sim::ComputeModel(c, false).reduce_time_s(1e6, p, true) == Approx(3e6 / 2.5e10).epsilon(1e-12));
   CHECK(sim::ComputeModel(c, false).copy_time_s(1e6, p) == Approx(2e6 / 2.5e10).epsilon(1e-12));
 }
 
