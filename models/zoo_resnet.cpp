@@ -2,8 +2,9 @@
 // bottleneck the stride sits on the 3×3 convolution), the CIFAR ResNet-18 of the PyTorch peer
 // (shared/peers/torch_models.py), and resnet50_v1 / resnet101_v1 / resnet152_v1: v1 as He et al. released it (the
 // Caffe prototxts: res3a_branch2a is a 1×1 of stride 2) and as TensorFlow's tf_cnn_benchmarks built it in 2017
-// (resnet_model.py, bottleneck_block: the stride on the first 1×1 convolution, the 3×3 at stride 1). Same parameters as v1.5; fewer FLOPs (the first 1×1 runs at the lower
-// resolution), and every 3×3 convolution has stride 1.
+// (resnet_model.py, bottleneck_block: the stride on the first 1×1 convolution, the 3×3 at stride 1). Same
+// parameters as v1.5; fewer FLOPs (the first 1×1 runs at the lower resolution), and every 3×3 convolution has
+// stride 1.
 //
 // Layer names follow torchvision: conv1, bn1, relu, maxpool, layer<s>.<b>.conv1 / bn1 / relu1 / conv2 ...,
 // layer<s>.<b>.downsample.0 (conv) and .1 (bn), layer<s>.<b>.add and .relu (after the residual sum), avgpool, fc.

@@ -1,7 +1,7 @@
 // The figures README.md and calibrate/README.md quote for the shipped K80 calibration, recomputed from the binary,
 // so a change that moves one past its stated precision fails here: the in-sample error on the published runs and
-// its interval coverage, the held-out predictions' error and coverage (from the shipped files), BSC's 16-node speedup with and without the 1 Gbit/s what-if, and the share of a step
-// TensorFlow's dispatch floor lifts.
+// its interval coverage, the held-out predictions' error and coverage (from the shipped files), BSC's 16-node
+// speedup with and without the 1 Gbit/s what-if, and the share of a step TensorFlow's dispatch floor lifts.
 #include <catch2/catch.hpp>
 
 #include "run_binary.hpp"
