@@ -73,7 +73,7 @@ MeasuredRun read_run(const Json& value, const std::string& file, const std::stri
   r.precision = plan::precision_from_name(o.get_enum("precision", {"fp32", "bf16", "fp16"}, std::string("fp32")));
   if (o.has("input")) r.input = read_input(o);
   if (o.has("classes")) r.classes = o.get_int("classes", std::nullopt, 1, 1000000);
-  r.scheme = plan::parse_scheme(o.get_object("scheme"));
+  r.scheme = plan::parse_scheme(o.get_object("scheme"), &r.ignored_scheme_fields);
   r.framework = o.has("framework")
                     ? o.get_enum("framework", {"tensorflow", "mxnet", "mpi", "nccl"}, std::string("tensorflow"))
                     : framework_of_source(r.source);
@@ -182,6 +182,25 @@ std::vector<MeasuredRun> load_measurements(const std::vector<std::string>& paths
   return pool_repeats(std::move(all));
 }
 
+std::string ignored_scheme_fields_note(const std::vector<MeasuredRun>& runs) {
+  struct Seen {
+    int runs = 0;
+    std::string first;  // "file at /runs/3/scheme/kvstore"
+  };
+  std::map<std::string, Seen> by_field;  // "scheme/kvstore" (relative to the run) -> where
+  for (const MeasuredRun& r : runs)
+    for (const std::string& path : r.ignored_scheme_fields) {
+      Seen& s = by_field[path.substr(std::min(path.size(), r.json_path.size() + 1))];
+      if (s.runs++ == 0) s.first = fmt::format("{} at {}", r.file, path);
+    }
+  std::string out;
+  for (const auto& [field, seen] : by_field)
+    out += fmt::format("ignored: \"{}\" in {} run{} (first: {}) is not in the scheme vocabulary "
+                       "(../shared/spec.md); those runs are simulated from the scheme's other fields\n",
+                       field, seen.runs, seen.runs == 1 ? "" : "s", seen.first);
+  return out;
+}
+
 std::vector<MeasuredRun> pool_repeats(std::vector<MeasuredRun> runs) {
   std::vector<std::vector<MeasuredRun>> groups;  // in the order of each id's first run
   std::map<std::string, size_t> group_of;
@@ -210,6 +229,7 @@ Json run_configuration(const MeasuredRun& run) {
 plan::Scenario scenario_of(const MeasuredRun& run) {
   plan::Scenario s;
   s.file = run.file;
+  s.json_path = run.json_path;
   s.name = run.id;
   s.model = run.model;
   s.input = run.input;

@@ -51,6 +51,9 @@ struct MeasuredRun {
 
   std::string file;       // the measurements file it came from
   std::string json_path;  // "/runs/3"
+  // Fields of its scheme outside the spec's vocabulary (JSON paths: "/runs/3/scheme/kvstore"): kept in raw,
+  // not simulated; validate and calibrate say so (ignored_scheme_fields_note).
+  std::vector<std::string> ignored_scheme_fields;
   Json raw;               // the whole run object, unknown fields included
 
   int gpus() const { return nodes * gpus_per_node; }
@@ -61,6 +64,9 @@ std::vector<MeasuredRun> parse_measurements(const Json& json, const std::string&
 // One file or several, in order, their repeats pooled (pool_repeats).
 std::vector<MeasuredRun> load_measurements(const std::string& path);
 std::vector<MeasuredRun> load_measurements(const std::vector<std::string>& paths);
+// One line per scheme field outside the vocabulary that some runs carry ("" when none): the field, how many runs,
+// the first place it occurs, and that the runs are simulated without it. For stderr.
+std::string ignored_scheme_fields_note(const std::vector<MeasuredRun>& runs);
 
 // Runs that share an id are repeats of one configuration (the same cluster, nodes, GPUs per node, model, batch,
 // data, precision, input, classes and scheme; InputError naming the later run's file and field otherwise) and

@@ -27,6 +27,9 @@ void add_compare_command(CLI::App& root, Action& action);
 // Writes `json` (pretty) to `path` atomically; "-" writes to standard output.
 void write_json_output(const std::string& path, const Json& json);
 
+// Writes each line of `lines` to standard error, prefixed by "COMMAND: " (notes on the input; nothing when empty).
+void print_notes(const std::string& command, const std::string& lines);
+
 // Parses a comma-separated list of positive integers ("1,2,4,8"); InputError naming `option` otherwise.
 std::vector<int> parse_int_list(const std::string& text, const std::string& option);
 

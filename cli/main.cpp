@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <sstream>
 
 #include "cli/command.hpp"
 #include "core/error.hpp"
@@ -10,6 +11,12 @@
 namespace scaletwin::cli {
 
 void write_json_output(const std::string& path, const Json& json) { write_file_atomic(path, json.dump(2) + "\n"); }
+
+void print_notes(const std::string& command, const std::string& lines) {
+  std::istringstream in(lines);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) std::cerr << command << ": " << line << "\n";
+}
 
 std::vector<int> parse_int_list(const std::string& text, const std::string& option) {
   std::vector<int> out;

@@ -53,7 +53,8 @@ void grow_cluster(plan::Scenario& scenario, const PredictArgs& a, const std::vec
   for (int g : gpus) nodes = std::max(nodes, (g + per_node - 1) / per_node);
   if (nodes == scenario.nodes) return;
   if (nodes > spec.max_nodes)
-    throw InputError(scenario.file, "/nodes", fmt::format("at most {} nodes on {} ({} needed)", spec.max_nodes, spec.name, nodes));
+    throw InputError(scenario.file, scenario.path_of("/nodes"),
+                     fmt::format("at most {} nodes on {} ({} needed)", spec.max_nodes, spec.name, nodes));
   if (!a.quiet)
     std::cerr << fmt::format("predict: {} nodes of {} instead of the scenario's {}{}\n", nodes, spec.name,
                              scenario.nodes, a.nodes > 0 ? " (--nodes)" : " (grown to fit --gpus)");

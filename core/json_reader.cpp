@@ -186,6 +186,13 @@ const Json* JsonObject::get_any(const std::string& key) const {
   return it == value_->end() ? nullptr : &*it;
 }
 
+std::vector<std::string> JsonObject::unknown_keys() const {
+  std::vector<std::string> out;
+  for (auto it = value_->begin(); it != value_->end(); ++it)
+    if (!used_.count(it.key())) out.push_back(it.key());
+  return out;
+}
+
 void JsonObject::finish() const {
   for (auto it = value_->begin(); it != value_->end(); ++it) {
     if (used_.count(it.key())) continue;

@@ -65,6 +65,8 @@ class JsonObject {
 
   // Throws InputError naming the first unknown key and the known ones.
   void finish() const;
+  // The keys nobody asked for yet, for readers that keep unknown fields (a measured run's) and say so.
+  std::vector<std::string> unknown_keys() const;
 
   [[noreturn]] void fail(const std::string& key, const std::string& expected) const;
 

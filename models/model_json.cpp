@@ -241,6 +241,10 @@ Model load_model(const std::string& name_or_file, const ModelOverrides& override
                  const std::string& context_path) {
   if (is_builtin_model(name_or_file)) return make_builtin_model(name_or_file, overrides.input, overrides.classes);
   check_model_reference(name_or_file, context_file, context_path);
+  if (!context_file.empty() && !std::filesystem::is_regular_file(name_or_file))
+    throw InputError(context_file, context_path,
+                     fmt::format("a built-in model ({}) or an existing model file (got \"{}\")",
+                                 fmt::join(builtin_model_names(), ", "), name_or_file));
   return load_model_file(name_or_file, overrides);
 }
 

@@ -41,7 +41,8 @@ Json model_to_json(const Model& model);
 
 // A built-in name (zoo.hpp) or the path of a model file. An unknown name that is not a readable file is an
 // InputError listing the built-in names; context_file / context_path say where the reference was written (e.g.
-// a scenario file and "/model"), "" for the command line.
+// a scenario file and "/model", a measurements file and "/runs/3/model"), "" for the command line. With a
+// context, a path that names no file is an error there too (without one, the file reader's own error).
 Model load_model(const std::string& name_or_file, const ModelOverrides& overrides = {},
                  const std::string& context_file = "", const std::string& context_path = "");
 // The check load_model makes before reading a file, without reading it: a built-in name, or a name that looks like

@@ -146,11 +146,12 @@ int rank_in(const CollectiveInstance& c, int endpoint);
 // items). Linear in the plan's participants and items.
 std::vector<std::vector<int>> item_ranks(const IterationPlan& plan);
 
-// The model of a scenario, with its input and classes overrides; errors name the scenario file and "/model".
+// The model of a scenario, with its input and classes overrides; errors name the scenario file and its "/model"
+// (Scenario::path_of: a measured run's own field).
 models::Model load_scenario_model(const Scenario& scenario);
 // Nodes a plan for `gpus` GPUs occupies: the workers' nodes plus one node per dedicated parameter server.
 int cluster_nodes_needed(const Scenario& scenario, int devices_per_node, int gpus);
-// The cluster file a scenario names; errors name the scenario file and "/cluster".
+// The cluster file a scenario names; errors name the scenario file and its "/cluster".
 topology::ClusterSpec load_scenario_cluster_spec(const Scenario& scenario);
 // The cluster of a scenario instantiated with cluster_nodes_needed() nodes.
 topology::Cluster load_scenario_cluster(const Scenario& scenario, int gpus);

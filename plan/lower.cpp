@@ -220,7 +220,7 @@ std::vector<int> model_parallel_layers(const Scenario& scenario, const models::M
   using models::LayerKind;
   if (scenario.scheme.kind != SchemeKind::kHybrid) return {};
   std::vector<int> out;
-  const std::string path = "/scheme/model_parallel";
+  const std::string path = scenario.path_of("/scheme/model_parallel");
   if (scenario.scheme.model_parallel_fc) {
     for (size_t i = 0; i < model.layers.size(); ++i)
       if (model.layers[i].kind == LayerKind::kFullyConnected) out.push_back(static_cast<int>(i));

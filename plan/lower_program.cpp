@@ -176,18 +176,18 @@ IterationPlan lower(const Scenario& scenario, const models::Model& model, const 
                     const LowerOptions& options) {
   const int per_node = scenario.gpus_per_node > 0 ? scenario.gpus_per_node : cluster.devices_per_node();
   if (per_node > cluster.devices_per_node())
-    throw InputError(scenario.file, "/gpus_per_node",
+    throw InputError(scenario.file, scenario.path_of("/gpus_per_node"),
                      fmt::format("at most the {} devices of a {} node", cluster.devices_per_node(), cluster.spec().name));
   const int64_t most_gpus = int64_t{scenario.nodes} * per_node;
   if (gpus < 1 || gpus > most_gpus)
-    throw InputError(scenario.file, "/sweep/gpus",
+    throw InputError(scenario.file, scenario.gpus_path(),
                      fmt::format("GPU counts from 1 to nodes × gpus_per_node = {} (got {})", most_gpus, gpus));
   // A plan holds every rank's schedule steps, O(GPUs²) for the flat all-reduces: 2048 GPUs take a minute and 2 GB
   // to lower, so a count far above that is refused here rather than left to run for hours and exhaust memory.
   // Without materialized schedules (the fast simulation mode) the plan is O(GPUs): no limit but the cluster's.
   constexpr int kMaxPlanGpus = 4096;
   if (options.materialize_schedules && gpus > kMaxPlanGpus)
-    throw InputError(scenario.file, "/sweep/gpus",
+    throw InputError(scenario.file, scenario.gpus_path(),
                      fmt::format("at most {} GPUs in one plan (got {}): the plan grows with the square of the GPU count",
                                  kMaxPlanGpus, gpus));
   IterationPlan plan;
@@ -197,11 +197,12 @@ IterationPlan lower(const Scenario& scenario, const models::Model& model, const 
   l.gpus_per_node = std::min(per_node, gpus);
   l.worker_nodes = (gpus + l.gpus_per_node - 1) / l.gpus_per_node;
   if (l.worker_nodes > cluster.nodes())
-    throw InputError(scenario.file, "/nodes", fmt::format("at most {} nodes for this cluster", cluster.nodes()));
+    throw InputError(scenario.file, scenario.path_of("/nodes"),
+                     fmt::format("at most {} nodes for this cluster", cluster.nodes()));
   const bool hierarchical = scenario.scheme.data_parallel == SchemeKind::kAllReduce &&
                             scenario.scheme.allreduce.algorithm == Algorithm::kHierarchical;
   if (hierarchical && gpus > l.gpus_per_node && gpus % l.gpus_per_node != 0)
-    throw InputError(scenario.file, "/sweep/gpus",
+    throw InputError(scenario.file, scenario.gpus_path(),
                      fmt::format("whole nodes of {} GPUs for the hierarchical all-reduce (got {} GPUs)",
                                  l.gpus_per_node, gpus));
   place_endpoints(l, cluster);

@@ -5,6 +5,7 @@
 #include "plan/scenario.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 
@@ -45,6 +46,11 @@ AllReduceScheme parse_allreduce(const JsonObject& obj) {
   std::vector<Algorithm> allowed = flat_allreduce_algorithms();
   allowed.push_back(Algorithm::kHierarchical);
   ar.algorithm = get_algorithm(obj, "algorithm", allowed);
+  // intra runs the reduce-scatter and the all-gather inside a node; a tree only reduces to a root and broadcasts.
+  if (obj.has("intra") && obj.raw()["intra"] == algorithm_name(Algorithm::kDoubleBinaryTree))
+    obj.fail("intra", fmt::format("a reduce-scatter / all-gather algorithm for the steps inside a node ({}); "
+                                  "double_binary_tree is an all-reduce only: name it in \"inter\"",
+                                  fmt::join(algorithm_names(collective_algorithms(Collective::kReduceScatter)), ", ")));
   ar.intra = get_algorithm(obj, "intra", collective_algorithms(Collective::kReduceScatter));
   ar.inter = get_algorithm(obj, "inter", flat_allreduce_algorithms());
   if (ar.algorithm != Algorithm::kHierarchical && (obj.has("intra") || obj.has("inter")))
@@ -213,7 +219,7 @@ const char* ps_placement_name(PsPlacement p) {
   return "?";
 }
 
-Scheme parse_scheme(const JsonObject& obj) {
+Scheme parse_scheme(const JsonObject& obj, std::vector<std::string>* ignored) {
   Scheme scheme;
   obj.ignore("comment");
   const std::string name = obj.get_enum("name", {"ps", "allreduce", "hybrid"});
@@ -229,7 +235,7 @@ Scheme parse_scheme(const JsonObject& obj) {
     parse_model_parallel(obj, scheme);
     if (obj.has("data_parallel")) {
       const JsonObject dp = obj.get_object("data_parallel");
-      const Scheme inner = parse_scheme(dp);
+      const Scheme inner = parse_scheme(dp, ignored);
       if (inner.kind == SchemeKind::kHybrid) dp.fail("name", "\"ps\" or \"allreduce\" (a hybrid cannot nest)");
       scheme.data_parallel = inner.kind;
       scheme.ps = inner.ps;
@@ -239,7 +245,11 @@ Scheme parse_scheme(const JsonObject& obj) {
       scheme.data_parallel = SchemeKind::kAllReduce;
     }
   }
-  obj.finish();
+  if (ignored == nullptr) {
+    obj.finish();
+  } else {
+    for (const std::string& key : obj.unknown_keys()) ignored->push_back(obj.path_of(key));
+  }
   return scheme;
 }
 

@@ -56,8 +56,10 @@ struct Scheme {
   Json to_json() const;          // in the spec's vocabulary
 };
 
-// Reads a scheme object (spec vocabulary) at obj; errors name obj.file() and the path.
-Scheme parse_scheme(const JsonObject& obj);
+// Reads a scheme object (spec vocabulary) at obj; errors name obj.file() and the path. A key outside the
+// vocabulary is an error, unless `ignored` is given: then its JSON path is appended there and the key is left
+// alone (a measured run keeps unknown fields, ../shared/spec.md; a scenario does not).
+Scheme parse_scheme(const JsonObject& obj, std::vector<std::string>* ignored = nullptr);
 
 // The convergence model of a model + dataset + optimizer + learning-rate rule (sim/convergence.hpp): images to
 // reach the target accuracy at global batch B with mean staleness tau,
@@ -135,6 +137,9 @@ struct Fault {
 
 struct Scenario {
   std::string file;                 // where it came from ("" for built-in)
+  // Where its fields sit in that file: "" for a scenario file, "/runs/3" for a measured run (calibrate's
+  // scenario_of), so that errors found by lower() name the run's own field.
+  std::string json_path;
   std::string name;
   std::string description;
   std::string model;                // built-in name or path (resolved relative to the scenario file)
@@ -151,6 +156,11 @@ struct Scenario {
   std::vector<int> sweep_gpus;      // GPU counts for predict; empty: nodes * gpus_per_node only
   Training training;
   std::vector<Fault> faults;        // what-if faults for predict (issue 10); empty: a healthy cluster
+
+  // The JSON path of one of its fields ("/nodes" -> "/runs/3/nodes" for a measured run).
+  std::string path_of(const std::string& field) const { return json_path + field; }
+  // Where a GPU count comes from: the sweep of a scenario file, the nodes of a measured run (nodes x gpus_per_node).
+  std::string gpus_path() const { return json_path.empty() ? "/sweep/gpus" : json_path + "/nodes"; }
 };
 
 // Loads and validates a scenario file; every error is an InputError naming the file, the JSON path and what was

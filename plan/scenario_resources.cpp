@@ -14,7 +14,7 @@ models::Model load_scenario_model(const Scenario& scenario) {
   models::ModelOverrides overrides;
   if (scenario.input) overrides.input = models::Shape{(*scenario.input)[0], (*scenario.input)[1], (*scenario.input)[2]};
   overrides.classes = scenario.classes;
-  return models::load_model(scenario.model, overrides, scenario.file, "/model");
+  return models::load_model(scenario.model, overrides, scenario.file, scenario.path_of("/model"));
 }
 
 int cluster_nodes_needed(const Scenario& scenario, int devices_per_node, int gpus) {
@@ -27,7 +27,7 @@ int cluster_nodes_needed(const Scenario& scenario, int devices_per_node, int gpu
 
 topology::ClusterSpec load_scenario_cluster_spec(const Scenario& scenario) {
   if (!topology::is_builtin_cluster(scenario.cluster) && !std::filesystem::exists(scenario.cluster))
-    throw InputError(scenario.file, "/cluster",
+    throw InputError(scenario.file, scenario.path_of("/cluster"),
                      fmt::format("a built-in cluster ({}) or an existing cluster file (got \"{}\")",
                                  fmt::join(topology::builtin_cluster_names(), ", "), scenario.cluster));
   return topology::load_cluster_spec(scenario.cluster);
@@ -37,7 +37,7 @@ topology::Cluster load_scenario_cluster(const Scenario& scenario, int gpus) {
   topology::ClusterSpec spec = load_scenario_cluster_spec(scenario);
   const int nodes = cluster_nodes_needed(scenario, spec.node.devices_per_node, gpus);
   if (nodes > spec.max_nodes)
-    throw InputError(scenario.file, "/nodes",
+    throw InputError(scenario.file, scenario.path_of("/nodes"),
                      fmt::format("at most {} nodes on {} ({} needed)", spec.max_nodes, spec.name, nodes));
   return topology::Cluster(std::move(spec), nodes);
 }

@@ -92,8 +92,8 @@ TEST_CASE("bad measurements files name the file and the JSON path", "[unit]") {
   r["gpus_per_node"] = 0;
   cases.push_back({"zero GPUs per node", document(r), "/runs/0/gpus_per_node"});
   r = good_run();
-  r["scheme"]["servers_count"] = 3;
-  cases.push_back({"unknown scheme key", document(r), "/runs/0/scheme"});
+  r["scheme"]["servers"] = "three";  // an unknown scheme key is kept (the test below); a bad value is not
+  cases.push_back({"bad scheme value", document(r), "/runs/0/scheme/servers"});
   r = good_run();
   r["data"] = "imaginary";
   cases.push_back({"bad data kind", document(r), "/runs/0/data"});
@@ -310,4 +310,30 @@ TEST_CASE("an unknown built-in model or cluster is refused at the run that names
   run = good_run();
   run["model"] = "models/mine.json";  // a path is resolved, and read, when the run is simulated
   CHECK(parse_measurements(document(run), "m.json").at(0).model == "models/mine.json");
+}
+
+TEST_CASE("a scheme field outside the vocabulary is kept and named in a note, not refused, in a measured run",
+          "[unit]") {
+  Json run = good_run();
+  run["scheme"]["kvstore"] = "dist_sync";  // how MXNet's docs name what the scheme already says
+  Json other = good_run();
+  other["id"] = "r2";
+  other["scheme"] = Json::parse(R"({"name": "hybrid", "data_parallel": {"name": "ps", "kvstore": "device"}})");
+  Json doc = document(run);
+  doc["runs"].push_back(other);
+  const auto runs = parse_measurements(doc, "m.json");
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].scheme.ps.servers == 2);  // the vocabulary's fields are read as ever
+  CHECK(runs[0].ignored_scheme_fields == std::vector<std::string>{"/runs/0/scheme/kvstore"});
+  CHECK(runs[1].ignored_scheme_fields == std::vector<std::string>{"/runs/1/scheme/data_parallel/kvstore"});
+  CHECK(runs[0].raw.at("scheme").at("kvstore") == "dist_sync");
+  const std::string note = ignored_scheme_fields_note(runs);
+  CHECK(note.find("\"scheme/kvstore\" in 1 run (first: m.json at /runs/0/scheme/kvstore)") != std::string::npos);
+  CHECK(note.find("\"scheme/data_parallel/kvstore\" in 1 run") != std::string::npos);
+  CHECK(ignored_scheme_fields_note(parse_measurements(document(good_run()), "m.json")).empty());
+  // A scenario stays strict: the same scheme there is a typo to report.
+  CHECK_THROWS_AS(plan::parse_scheme(JsonObject(run["scheme"], "s.json", "/scheme")), InputError);
+  // A value of a vocabulary field is still checked.
+  run["scheme"]["mode"] = "eventual";
+  CHECK(error_of(document(run)).json_path() == "/runs/0/scheme/mode");
 }

@@ -211,6 +211,58 @@ TEST_CASE("validate pools runs that share an id into one, and refuses an id repe
   fs::remove_all(dir);
 }
 
+TEST_CASE("validate names a measured run's own field when its cluster or model does not fit, and keeps unknown "
+          "scheme fields",
+          "[cli]") {
+  const fs::path dir = scratch();
+  const std::string calibration = write(dir / "cal.json", R"({"format": "scaletwin-calibration/1"})");
+  const auto measurements = [&](const std::string& name, const std::string& fields) {
+    return write(dir / name, R"({"format": "scaletwin-measurements/1", "runs": [{"id": "ok", "cluster": "local-cpu",
+        "nodes": 1, "gpus_per_node": 1, "model": "lenet5", "batch_per_gpu": 16, "scheme": {"name": "allreduce"},
+        "images_per_sec": 900}, {"id": "r", "batch_per_gpu": 16, "images_per_sec": 900, )" + fields + "}]}");
+  };
+  struct Case {
+    std::string file;
+    std::string fields;
+    std::vector<std::string> says;
+  };
+  const std::string allreduce = R"("scheme": {"name": "allreduce"})";
+  const Case cases[] = {
+      {"big.json",
+       R"("cluster": "aws-p2.8xlarge", "nodes": 1, "gpus_per_node": 9, "model": "lenet5", )" + allreduce,
+       {"big.json at /runs/1/gpus_per_node", "at most the 8 devices"}},
+      {"nocluster.json",
+       R"("cluster": "no/such/cluster.json", "nodes": 1, "gpus_per_node": 1, "model": "lenet5", )" + allreduce,
+       {"nocluster.json at /runs/1/cluster", "an existing cluster file"}},
+      {"nomodel.json",
+       R"("cluster": "local-cpu", "nodes": 1, "gpus_per_node": 1, "model": "no/such/model.json", )" + allreduce,
+       {"nomodel.json at /runs/1/model", "an existing model file"}},
+      {"fc.json",
+       R"("cluster": "local-cpu", "nodes": 1, "gpus_per_node": 1, "model": "lenet5",
+           "scheme": {"name": "hybrid", "model_parallel": ["conv1"]})",
+       {"fc.json at /runs/1/scheme/model_parallel/0", "fully connected"}},
+  };
+  for (const Case& c : cases) {
+    const std::string file = measurements(c.file, c.fields);
+    const std::string out = (dir / ("out-" + c.file)).string();
+    const Result r = run("validate -q --calibration " + calibration + " --measurements " + file + " --json " + out);
+    INFO(c.file << ": " << r.out);
+    CHECK(r.code == 2);
+    for (const auto& s : c.says) CHECK(r.out.find(s) != std::string::npos);
+    CHECK_FALSE(fs::exists(out));
+  }
+  // A scheme field outside the vocabulary (how a paper names its setup) is kept, said, and the run simulated.
+  const std::string kept = measurements("kept.json", R"("cluster": "local-cpu", "nodes": 1, "gpus_per_node": 1,
+      "model": "lenet5", "scheme": {"name": "allreduce", "nccl_algo": "tree"})");
+  const Result r = run("validate -q --calibration " + calibration + " --measurements " + kept);
+  INFO(r.out);
+  CHECK(r.code == 0);
+  const std::string note = "validate: ignored: \"scheme/nccl_algo\" in 1 run (first: " + kept;
+  CHECK(r.out.find(note + " at /runs/1/scheme/nccl_algo)") != std::string::npos);
+  CHECK(r.out.find("MAPE") != std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("describe names the software stack a scenario runs on", "[cli]") {
   const fs::path dir = scratch();
   const std::string ps = write(dir / "ps.json", R"({"model": "lenet5", "cluster": "aws-p2.8xlarge",

@@ -91,6 +91,8 @@ TEST_CASE("bad scenarios: each error names the file, the path and what was expec
       {R"({"model": "m", "cluster": "c", "scheme": {"name": "allreduce", "algorithm": "hierarchical",
           "intra": "double_binary_tree"}})", "/scheme/intra", "halving_doubling"},
       {R"({"model": "m", "cluster": "c", "scheme": {"name": "allreduce", "algorithm": "hierarchical",
+          "intra": "double_binary_tree"}})", "/scheme/intra", "an all-reduce only: name it in \"inter\""},
+      {R"({"model": "m", "cluster": "c", "scheme": {"name": "allreduce", "algorithm": "hierarchical",
           "inter": "hierarchical"}})", "/scheme/inter", "double_binary_tree"},
       {R"({"model": "m", "cluster": "c", "scheme": {"name": "ps", "servers": 0}})", "/scheme/servers", "[1,"},
       {R"({"model": "m", "cluster": "c", "scheme": {"name": "ps", "placement": "moon"}})", "/scheme/placement",
