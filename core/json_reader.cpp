@@ -5,15 +5,68 @@
 
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "core/error.hpp"
 
 namespace scaletwin {
 
+namespace {
+
+// Refuses a key given twice in one object (the JSON grammar allows it; the parser would keep the last value and
+// the first would be lost without a word), naming its JSON path. The containers open at the parser's position,
+// with the key or the index being read in each.
+class DuplicateKeyCheck {
+ public:
+  explicit DuplicateKeyCheck(const std::string& origin) : origin_(origin) {}
+
+  bool operator()(int /*depth*/, Json::parse_event_t event, Json& parsed) {
+    switch (event) {
+      case Json::parse_event_t::object_start: open_.emplace_back().array = false; break;
+      case Json::parse_event_t::array_start: open_.emplace_back().array = true; break;
+      case Json::parse_event_t::key: {
+        Frame& top = open_.back();
+        top.key = parsed.get<std::string>();
+        if (!top.keys.insert(top.key).second)
+          throw InputError(origin_, path(), fmt::format("each key once in an object (\"{}\" appears twice)", top.key));
+        break;
+      }
+      case Json::parse_event_t::object_end:
+      case Json::parse_event_t::array_end:
+        open_.pop_back();
+        next_element();
+        break;
+      case Json::parse_event_t::value: next_element(); break;
+    }
+    return true;
+  }
+
+ private:
+  struct Frame {
+    bool array = false;
+    size_t index = 0;            // array: the element being read
+    std::string key;             // object: the key being read
+    std::set<std::string> keys;  // object: the keys read so far
+  };
+  void next_element() {
+    if (!open_.empty() && open_.back().array) ++open_.back().index;
+  }
+  std::string path() const {
+    std::string p;
+    for (const Frame& f : open_) p += "/" + (f.array ? std::to_string(f.index) : f.key);
+    return p;
+  }
+  const std::string& origin_;
+  std::vector<Frame> open_;
+};
+
+}  // namespace
+
 Json parse_json_text(const std::string& text, const std::string& origin) {
+  DuplicateKeyCheck check(origin);
   try {
-    return Json::parse(text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/false);
+    return Json::parse(text, std::ref(check), /*allow_exceptions=*/true, /*ignore_comments=*/false);
   } catch (const nlohmann::json::parse_error& e) {
     // e.byte is the offset of the error; report line and column.
     size_t line = 1, col = 1;

@@ -24,9 +24,10 @@ namespace scaletwin {
 
 using Json = nlohmann::json;
 
-// Reads and parses a JSON file; a missing file or a syntax error is an InputError naming the file (and the line).
+// Reads and parses a JSON file; a missing file or a syntax error is an InputError naming the file (and the line),
+// a key given twice in one object one naming the file and the key's JSON path.
 Json load_json_file(const std::string& path);
-// Parses text that came from `origin` (a file name, for messages).
+// Parses text that came from `origin` (a file name, for messages), with the same checks.
 Json parse_json_text(const std::string& text, const std::string& origin);
 
 class JsonObject {

@@ -51,6 +51,23 @@ TEST_CASE("syntax errors and missing files are input errors", "[json]") {
   CHECK(input_error_message([] { load_json_file("/nonexistent/x.json"); }).find("/nonexistent/x.json") != std::string::npos);
 }
 
+TEST_CASE("a key given twice in one object is an input error at its path", "[json]") {
+  std::string m = input_error_message([] { parse_json_text(R"({"nodes": 2, "model": "m", "nodes": 4})", "d.json"); });
+  CHECK(m.find("d.json at /nodes") != std::string::npos);
+  CHECK(m.find("\"nodes\" appears twice") != std::string::npos);
+  // Inside arrays and nested objects the path counts the elements before it, containers included.
+  m = input_error_message([] {
+    parse_json_text(R"({"runs": [{"id": "a", "x": [1, {"y": 2}]}, {"id": "b", "scheme": {"name": "ps", "name": "ps"}}]})",
+                    "m.json");
+  });
+  CHECK(m.find("m.json at /runs/1/scheme/name") != std::string::npos);
+  m = input_error_message([] { parse_json_text(R"([[1, 2], {"k": 1}, {"k": 1, "k": 2}])", "a.json"); });
+  CHECK(m.find("a.json at /2/k") != std::string::npos);
+  // The same key in sibling objects, or in an object and the one inside it, is not a repeat.
+  const Json ok = parse_json_text(R"({"a": {"a": 1}, "b": [{"a": 1}, {"a": 2}]})", "ok.json");
+  CHECK(ok.at("b").at(1).at("a") == 2);
+}
+
 TEST_CASE("atomic writes leave the whole file or nothing", "[files]") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / "scaletwin_test_atomic";
