@@ -150,12 +150,15 @@ std::vector<double> spd_inverse_diagonal(const std::vector<double>& a, size_t n)
   return diag;
 }
 
-// Standard errors of the log-parameters from the residuals' Jacobian (central differences).
+// Standard errors of the log-parameters from the residuals' Jacobian (central differences). NaN for every
+// parameter when there are no more residuals than parameters: the fit then passes through the runs whatever the
+// parameters' uncertainty, and the residual variance that scales it cannot be estimated.
 std::vector<double> log_std_errors(const Problem& problem, const std::vector<double>& x) {
   constexpr double kH = 1e-3;
   const size_t p = x.size();
   const std::vector<double> r0 = problem.residuals(x);
   const size_t n = r0.size();
+  if (n <= p) return std::vector<double>(p, std::numeric_limits<double>::quiet_NaN());
   std::vector<double> jac(p * n, 0.0);  // row j: d residuals / d x_j
   for (size_t j = 0; j < p; ++j) {
     std::vector<double> up = x, down = x;
@@ -166,7 +169,7 @@ std::vector<double> log_std_errors(const Problem& problem, const std::vector<dou
   }
   double rss = 0.0;
   for (double r : r0) rss += r * r;
-  const double s2 = rss / static_cast<double>(std::max<size_t>(1, n > p ? n - p : 1));
+  const double s2 = rss / static_cast<double>(n - p);
   std::vector<double> a(p * p, 0.0);
   for (size_t i = 0; i < p; ++i)
     for (size_t j = 0; j < p; ++j) {
@@ -292,7 +295,8 @@ FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calib
 Json fit_to_json(const FitResult& r) {
   Json values = Json::array();
   for (const FittedValue& v : r.values)
-    values.push_back({{"name", v.name}, {"value", v.value}, {"std_error", v.std_error}, {"start", v.start},
+    values.push_back({{"name", v.name}, {"value", v.value},
+                      {"std_error", std::isnan(v.std_error) ? Json() : Json(v.std_error)}, {"start", v.start},
                       {"identified", v.identified}});
   Json j = {{"parameters", values}, {"runs", r.runs}, {"configurations", r.configurations},
             {"simulations", r.simulations}, {"surrogate_mape", r.surrogate_mape}};
@@ -307,8 +311,13 @@ std::string fit_table(const FitResult& r) {
   for (const FittedValue& v : r.values) width = std::max(width, v.name.size());
   out += fmt::format("  {:<{}} {:>12} {:>12} {:>12}\n", "parameter", width, "value", "std. error", "start");
   for (const FittedValue& v : r.values)
-    out += fmt::format("  {:<{}} {:>12.4g} {:>12.3g} {:>12.4g}{}\n", v.name, width, v.value, v.std_error, v.start,
+    out += fmt::format("  {:<{}} {:>12.4g} {:>12} {:>12.4g}{}\n", v.name, width, v.value,
+                       std::isnan(v.std_error) ? "n/a" : fmt::format("{:.3g}", v.std_error), v.start,
                        v.identified ? "" : "  (barely constrained)");
+  if (!r.values.empty() && std::isnan(r.values.front().std_error))
+    out += fmt::format("{} runs for {} parameters: no residual degrees of freedom, so no uncertainty and no "
+                       "parameter identified; fit fewer (--fix, or a calibration to --start from) or measure more\n",
+                       r.runs, r.values.size());
   out += fmt::format("surrogate MAPE {:.2f}%", r.surrogate_mape);
   if (!r.in_sample.rows.empty()) out += fmt::format(", in-sample MAPE (message-level simulation) {:.2f}%", r.in_sample.mape);
   return out + "\n";

@@ -44,7 +44,7 @@ struct FitOptions {
 struct FittedValue {
   std::string name;       // JSON path in the calibration file
   double value = 0.0;
-  double std_error = 0.0;  // first-order standard error
+  double std_error = 0.0;  // first-order standard error; NaN with no more residuals than parameters (JSON null)
   double start = 0.0;
   bool identified = true;  // false: the runs barely constrain it (relative standard error above 100%)
 };

@@ -123,6 +123,26 @@ TEST_CASE("compute parameters are recovered from measurements the simulator gene
   for (const FittedValue& v : fit.values) CHECK(v.identified);
 }
 
+TEST_CASE("with no more runs than parameters no parameter is called identified, and the table says why", "[unit]") {
+  const auto runs = synthetic_runs({{"resnet50", 16, 1, kNoComm}, {"vgg16", 32, 1, kNoComm}},
+                                   sim::default_calibration());
+  FitOptions options;
+  options.free = {"conv", "conv_knee_flops_per_byte", "memory", "op_overhead_s"};
+  options.outer_iterations = 1;
+  options.validate = false;
+  const FitResult fit = fit_calibration(runs, sim::default_calibration(), options);
+  REQUIRE(fit.values.size() == 4);
+  for (const FittedValue& v : fit.values) {
+    INFO(v.name);
+    CHECK_FALSE(v.identified);
+    CHECK(std::isnan(v.std_error));
+  }
+  const std::string table = fit_table(fit);
+  CHECK(table.find("2 runs for 4 parameters: no residual degrees of freedom") != std::string::npos);
+  CHECK(table.find("n/a") != std::string::npos);
+  CHECK(fit_to_json(fit)["parameters"][0]["std_error"].is_null());  // JSON has no NaN
+}
+
 TEST_CASE("a link factor is recovered from parameter-server runs", "[unit]") {
   sim::Calibration truth = sim::default_calibration();
   truth.links[sim::LinkClass::kPcie].bandwidth_factor = 0.4;
