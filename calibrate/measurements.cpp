@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "models/model_json.hpp"
+#include "models/zoo.hpp"
 #include "sim/stacks.hpp"
 #include "topology/cluster.hpp"
 
@@ -38,9 +39,14 @@ std::vector<int64_t> read_input(const JsonObject& o) {
 
 // A run without "framework" whose source names the framework that produced it (the published tables cite
 // TensorFlow's tf_cnn_benchmarks or MXNet's docs): that framework; otherwise "" (the scheme's default).
-std::string framework_of_source(const std::string& source) {
+std::string lower_case(const std::string& text) {
   std::string lower;
-  for (char ch : source) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  for (char ch : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return lower;
+}
+
+std::string framework_of_source(const std::string& source) {
+  const std::string lower = lower_case(source);
   if (lower.find("tensorflow") != std::string::npos || lower.find("tf_cnn_benchmarks") != std::string::npos)
     return "tensorflow";
   if (lower.find("mxnet") != std::string::npos) return "mxnet";
@@ -64,7 +70,14 @@ MeasuredRun read_run(const Json& value, const std::string& file, const std::stri
                                   fmt::join(topology::builtin_cluster_names(), ", "), r.cluster));
   r.model = o.get_string("model");
   if (r.model.empty()) o.fail("model", "a built-in model name or a model file path");
-  if (is_path(r.model)) r.model = resolve_relative(r.model, file);
+  if (is_path(r.model)) {
+    r.model = resolve_relative(r.model, file);
+  } else if (!models::is_builtin_model(r.model)) {
+    if (const std::optional<std::string> builtin = models::builtin_model_spelled(r.model)) {
+      r.notes.push_back({path + "/model", fmt::format("model \"{}\" read as the built-in {}", r.model, *builtin)});
+      r.model = *builtin;
+    }
+  }
   models::check_model_reference(r.model, file, path + "/model");  // as the simulation will, but at this run
   r.nodes = static_cast<int>(o.get_int("nodes", 1, 1, 1 << 16));
   r.gpus_per_node = static_cast<int>(o.get_int("gpus_per_node", std::nullopt, 1, 4096));
@@ -73,10 +86,26 @@ MeasuredRun read_run(const Json& value, const std::string& file, const std::stri
   r.precision = plan::precision_from_name(o.get_enum("precision", {"fp32", "bf16", "fp16"}, std::string("fp32")));
   if (o.has("input")) r.input = read_input(o);
   if (o.has("classes")) r.classes = o.get_int("classes", std::nullopt, 1, 1000000);
-  r.scheme = plan::parse_scheme(o.get_object("scheme"), &r.ignored_scheme_fields);
-  r.framework = o.has("framework")
-                    ? o.get_enum("framework", {"tensorflow", "mxnet", "mpi", "nccl"}, std::string("tensorflow"))
-                    : framework_of_source(r.source);
+  std::vector<std::string> ignored;
+  r.scheme = plan::parse_scheme(o.get_object("scheme"), &ignored);
+  for (const std::string& at : ignored)
+    r.notes.push_back({at, fmt::format("scheme field \"{}\" ignored (not in the scheme vocabulary of "
+                                       "../shared/spec.md; the run is simulated from its other fields)",
+                                       at.substr(path.size() + std::string("/scheme/").size()))});
+  r.framework = framework_of_source(r.source);
+  if (o.has("framework")) {  // not a field of the spec: a table's own name is taken, or noted and left out
+    const std::string named = lower_case(o.get_string("framework"));
+    std::vector<std::string> stacks;
+    for (const sim::StackDescription& d : sim::builtin_stacks()) stacks.push_back(d.name);
+    if (std::find(stacks.begin(), stacks.end(), named) != stacks.end()) {
+      r.framework = named;
+    } else {
+      r.notes.push_back({path + "/framework",
+                         fmt::format("framework \"{}\" has no stack model ({}): simulated with {}", named,
+                                     fmt::join(stacks, ", "),
+                                     r.framework.empty() ? "the scheme's default stack" : r.framework + ", as the source says")});
+    }
+  }
   // The network the framework's benchmark meant by a built-in name (stacks/*.json "models": MXNet's "alexnet").
   if (!r.framework.empty() && !is_path(r.model)) r.model = sim::find_stack(r.framework).network(r.model);
   r.images_per_sec = o.get_number("images_per_sec");
@@ -182,22 +211,21 @@ std::vector<MeasuredRun> load_measurements(const std::vector<std::string>& paths
   return pool_repeats(std::move(all));
 }
 
-std::string ignored_scheme_fields_note(const std::vector<MeasuredRun>& runs) {
+std::string reading_notes(const std::vector<MeasuredRun>& runs) {
   struct Seen {
     int runs = 0;
     std::string first;  // "file at /runs/3/scheme/kvstore"
   };
-  std::map<std::string, Seen> by_field;  // "scheme/kvstore" (relative to the run) -> where
+  std::vector<std::pair<std::string, Seen>> seen;  // in the order first met
   for (const MeasuredRun& r : runs)
-    for (const std::string& path : r.ignored_scheme_fields) {
-      Seen& s = by_field[path.substr(std::min(path.size(), r.json_path.size() + 1))];
-      if (s.runs++ == 0) s.first = fmt::format("{} at {}", r.file, path);
+    for (const MeasuredRun::Note& n : r.notes) {
+      auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == n.what; });
+      if (it == seen.end()) it = seen.insert(seen.end(), {n.what, Seen{0, fmt::format("{} at {}", r.file, n.path)}});
+      ++it->second.runs;
     }
   std::string out;
-  for (const auto& [field, seen] : by_field)
-    out += fmt::format("ignored: \"{}\" in {} run{} (first: {}) is not in the scheme vocabulary "
-                       "(../shared/spec.md); those runs are simulated from the scheme's other fields\n",
-                       field, seen.runs, seen.runs == 1 ? "" : "s", seen.first);
+  for (const auto& [what, s] : seen)
+    out += fmt::format("{}: {} run{} (first: {})\n", what, s.runs, s.runs == 1 ? "" : "s", s.first);
   return out;
 }
 
@@ -255,7 +283,10 @@ std::string run_field(const MeasuredRun& run, const std::string& field) {
   if (field == "nodes") return std::to_string(run.nodes);
   if (field == "gpus_per_node") return std::to_string(run.gpus_per_node);
   if (field == "batch_per_gpu") return std::to_string(run.batch_per_gpu);
-  if (field == "model") return run.raw.is_object() ? run.raw.value("model", run.model) : run.model;  // as named
+  if (field == "model") {  // as named (TensorFlow's resnet50 is resnet50, not the v1 it simulates), spelled as ours
+    const std::string named = run.raw.is_object() ? run.raw.value("model", run.model) : run.model;
+    return is_path(named) ? named : models::builtin_model_spelled(named).value_or(named);
+  }
   if (field == "cluster") return run.cluster;
   if (field == "data") return plan::data_name(run.data);
   if (field == "framework") return run.framework;

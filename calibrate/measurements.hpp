@@ -51,9 +51,14 @@ struct MeasuredRun {
 
   std::string file;       // the measurements file it came from
   std::string json_path;  // "/runs/3"
-  // Fields of its scheme outside the spec's vocabulary (JSON paths: "/runs/3/scheme/kvstore"): kept in raw,
-  // not simulated; validate and calibrate say so (ignored_scheme_fields_note).
-  std::vector<std::string> ignored_scheme_fields;
+  // How the reader took what a published table may spell its own way, each where it stands (validate and
+  // calibrate print them, reading_notes): a scheme field outside the spec's vocabulary ("/runs/3/scheme/kvstore",
+  // kept in raw, not simulated), a model named in a table's spelling ("ResNet-152"), a framework without a stack.
+  struct Note {
+    std::string path;  // "/runs/3/scheme/kvstore"
+    std::string what;  // "scheme field \"kvstore\" ignored (...)": the same text for the same reading
+  };
+  std::vector<Note> notes;
   Json raw;               // the whole run object, unknown fields included
 
   int gpus() const { return nodes * gpus_per_node; }
@@ -64,9 +69,9 @@ std::vector<MeasuredRun> parse_measurements(const Json& json, const std::string&
 // One file or several, in order, their repeats pooled (pool_repeats).
 std::vector<MeasuredRun> load_measurements(const std::string& path);
 std::vector<MeasuredRun> load_measurements(const std::vector<std::string>& paths);
-// One line per scheme field outside the vocabulary that some runs carry ("" when none): the field, how many runs,
-// the first place it occurs, and that the runs are simulated without it. For stderr.
-std::string ignored_scheme_fields_note(const std::vector<MeasuredRun>& runs);
+// One line per distinct reading note of the runs ("" when none): what, in how many runs, and the first place. For
+// stderr.
+std::string reading_notes(const std::vector<MeasuredRun>& runs);
 
 // Runs that share an id are repeats of one configuration (the same cluster, nodes, GPUs per node, model, batch,
 // data, precision, input, classes and scheme; InputError naming the later run's file and field otherwise) and

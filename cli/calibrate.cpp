@@ -106,7 +106,7 @@ int run_calibrate(const CalibrateArgs& a) {
   if (a.jobs < 1) throw InputError("", "--jobs", "at least 1");
   if (a.outer < 1) throw InputError("", "--outer", "at least 1");
   std::vector<calibrate::MeasuredRun> all = calibrate::load_measurements(a.measurements);
-  print_notes("calibrate", calibrate::ignored_scheme_fields_note(all));
+  print_notes("calibrate", calibrate::reading_notes(all));
   std::vector<calibrate::MeasuredRun> train, held;
   if (a.holdout.empty()) {
     train = all;

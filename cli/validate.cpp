@@ -103,7 +103,7 @@ int run_validate(const ValidateArgs& a) {
   if (a.jobs < 1) throw InputError("", "--jobs", "at least 1");
   if (!a.convergence.empty()) return run_convergence_check(a);
   auto runs = calibrate::load_measurements(a.measurements);
-  print_notes("validate", calibrate::ignored_scheme_fields_note(runs));
+  print_notes("validate", calibrate::reading_notes(runs));
   if (a.calibration.empty() && a.cv.empty()) throw InputError("", "--calibration", "a calibration file (or --cv)");
   const std::string device =
       runs.empty() ? "" : plan::load_scenario_cluster(calibrate::scenario_of(runs.front()), 1).spec().node.device.name;

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cctype>
+
 #include "core/error.hpp"
 #include "models/zoo_parts.hpp"
 
@@ -164,6 +166,20 @@ bool is_builtin_model(const std::string& name) {
   for (const BuiltinEntry& e : kBuiltins)
     if (name == e.name) return true;
   return false;
+}
+
+std::optional<std::string> builtin_model_spelled(const std::string& spelling) {
+  const auto bare = [](const std::string& s) {
+    std::string out;
+    for (char ch : s)
+      if (ch != '-' && ch != '_' && ch != '.' && ch != ' ')
+        out += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return out;
+  };
+  const std::string want = bare(spelling);
+  for (const BuiltinEntry& e : kBuiltins)
+    if (bare(e.name) == want) return std::string(e.name);
+  return std::nullopt;
 }
 
 Shape builtin_model_input(const std::string& name) { return find_builtin(name).input; }

@@ -54,7 +54,7 @@ void place_endpoints(Lowering& l, const topology::Cluster& cluster) {
         break;
     }
     if (e.node >= cluster.nodes())
-      throw InputError(s.file, "/scheme/servers",
+      throw InputError(s.file, s.path_of("/scheme/servers"),
                        fmt::format("dedicated servers that fit the cluster ({} worker nodes + {} server nodes > {})",
                                    l.worker_nodes, ps.servers, cluster.nodes()));
     l.server_endpoints.push_back(l.builder.add_endpoint(e));

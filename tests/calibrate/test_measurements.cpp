@@ -270,7 +270,12 @@ TEST_CASE("a run's framework: its field, else the framework its source names, el
   CHECK(scenario_of(r).framework == "nccl");
   CHECK(run_field(r, "framework") == "nccl");
   CHECK(run_configuration(r).at("framework") == "nccl");
-  run["framework"] = "caffe";
+  run["framework"] = "caffe";  // not a spec field: a framework without a stack model is noted, not refused
+  const MeasuredRun caffe = parse_measurements(document(run), "m.json").at(0);
+  CHECK(caffe.framework == "mxnet");  // as the source says
+  REQUIRE(caffe.notes.size() == 1);
+  CHECK(caffe.notes[0].path == "/runs/0/framework");
+  run["framework"] = 3;
   CHECK_THROWS_WITH(parse_measurements(document(run), "m.json"), Catch::Contains("/runs/0/framework"));
 }
 
@@ -324,16 +329,53 @@ TEST_CASE("a scheme field outside the vocabulary is kept and named in a note, no
   const auto runs = parse_measurements(doc, "m.json");
   REQUIRE(runs.size() == 2);
   CHECK(runs[0].scheme.ps.servers == 2);  // the vocabulary's fields are read as ever
-  CHECK(runs[0].ignored_scheme_fields == std::vector<std::string>{"/runs/0/scheme/kvstore"});
-  CHECK(runs[1].ignored_scheme_fields == std::vector<std::string>{"/runs/1/scheme/data_parallel/kvstore"});
+  REQUIRE(runs[0].notes.size() == 1);
+  CHECK(runs[0].notes[0].path == "/runs/0/scheme/kvstore");
+  REQUIRE(runs[1].notes.size() == 1);
+  CHECK(runs[1].notes[0].path == "/runs/1/scheme/data_parallel/kvstore");
   CHECK(runs[0].raw.at("scheme").at("kvstore") == "dist_sync");
-  const std::string note = ignored_scheme_fields_note(runs);
-  CHECK(note.find("\"scheme/kvstore\" in 1 run (first: m.json at /runs/0/scheme/kvstore)") != std::string::npos);
-  CHECK(note.find("\"scheme/data_parallel/kvstore\" in 1 run") != std::string::npos);
-  CHECK(ignored_scheme_fields_note(parse_measurements(document(good_run()), "m.json")).empty());
+  const std::string note = reading_notes(runs);
+  CHECK(note.find("scheme field \"kvstore\" ignored") != std::string::npos);
+  CHECK(note.find(": 1 run (first: m.json at /runs/0/scheme/kvstore)") != std::string::npos);
+  CHECK(note.find("scheme field \"data_parallel/kvstore\" ignored") != std::string::npos);
+  CHECK(reading_notes(parse_measurements(document(good_run()), "m.json")).empty());
   // A scenario stays strict: the same scheme there is a typo to report.
   CHECK_THROWS_AS(plan::parse_scheme(JsonObject(run["scheme"], "s.json", "/scheme")), InputError);
   // A value of a vocabulary field is still checked.
   run["scheme"]["mode"] = "eventual";
   CHECK(error_of(document(run)).json_path() == "/runs/0/scheme/mode");
+}
+
+TEST_CASE("a model in a table's spelling is read as the built-in it names, and a framework without a stack is noted",
+          "[unit]") {
+  Json a = good_run(), b = good_run(), c = good_run();
+  a["model"] = "ResNet-152";
+  b["id"] = "r2";
+  b["model"] = "Inception-v3";
+  b["framework"] = "MXNet";  // case aside, a stack's name
+  c["id"] = "r3";
+  c["model"] = "ResNet-152";
+  c["framework"] = "caffe2";
+  c["source"] = "a TensorFlow table";
+  Json doc = document(a);
+  doc["runs"].push_back(b);
+  doc["runs"].push_back(c);
+  const auto runs = parse_measurements(doc, "m.json");
+  REQUIRE(runs.size() == 3);
+  CHECK(runs[0].model == "resnet152");
+  CHECK(runs[1].model == "inception_v3");
+  CHECK(runs[1].framework == "mxnet");
+  CHECK(runs[2].framework == "tensorflow");  // as its source says
+  CHECK(runs[2].model == "resnet152_v1");    // the network TensorFlow's benchmark meant
+  CHECK(run_field(runs[0], "model") == "resnet152");  // as filters name it
+  const std::string note = reading_notes(runs);
+  INFO(note);
+  CHECK(note.find("model \"ResNet-152\" read as the built-in resnet152: 2 runs (first: m.json at /runs/0/model)") !=
+        std::string::npos);
+  CHECK(note.find("framework \"caffe2\" has no stack model") != std::string::npos);
+  CHECK(note.find("simulated with tensorflow, as the source says: 1 run (first: m.json at /runs/2/framework)") !=
+        std::string::npos);
+  // A name that spells no built-in is still refused where it stands.
+  a["model"] = "ResNet-153";
+  CHECK(error_of(document(a)).json_path() == "/runs/0/model");
 }
