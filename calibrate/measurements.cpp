@@ -64,7 +64,14 @@ MeasuredRun read_run(const Json& value, const std::string& file, const std::stri
   r.source = o.get_string("source", "");
   r.cluster = o.get_string("cluster");
   if (r.cluster.empty()) o.fail("cluster", "a built-in cluster name or a cluster file path");
-  if (is_path(r.cluster)) r.cluster = resolve_relative(r.cluster, file);
+  if (is_path(r.cluster)) {
+    r.cluster = resolve_relative(r.cluster, file);
+  } else if (!topology::is_builtin_cluster(r.cluster)) {
+    if (const std::optional<std::string> builtin = topology::builtin_cluster_spelled(r.cluster)) {
+      r.notes.push_back({path + "/cluster", fmt::format("cluster \"{}\" read as the built-in {}", r.cluster, *builtin)});
+      r.cluster = *builtin;
+    }
+  }
   if (!is_path(r.cluster) && !topology::is_builtin_cluster(r.cluster))
     o.fail("cluster", fmt::format("a built-in cluster ({}) or the path of a cluster file (got \"{}\")",
                                   fmt::join(topology::builtin_cluster_names(), ", "), r.cluster));

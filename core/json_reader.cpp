@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -91,6 +92,14 @@ Json load_json_file(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return parse_json_text(ss.str(), path);
+}
+
+std::string bare_spelling(const std::string& name) {
+  std::string out;
+  for (char ch : name)
+    if (ch != '-' && ch != '_' && ch != '.' && ch != ' ')
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
 }
 
 std::string json_type_name(const Json& v) {

@@ -79,6 +79,10 @@ class JsonObject {
   mutable std::set<std::string> used_;
 };
 
+// A name as a published table may spell it, reduced for comparison: lower case, without '-', '_', '.' and spaces
+// ("ResNet-152" and "resnet152" are both "resnet152").
+std::string bare_spelling(const std::string& name);
+
 // Describes the JSON type of a value for messages ("a string", "an array", ...).
 std::string json_type_name(const Json& v);
 

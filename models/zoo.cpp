@@ -5,9 +5,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <cctype>
-
 #include "core/error.hpp"
+#include "core/json_reader.hpp"
 #include "models/zoo_parts.hpp"
 
 namespace scaletwin::models {
@@ -169,16 +168,9 @@ bool is_builtin_model(const std::string& name) {
 }
 
 std::optional<std::string> builtin_model_spelled(const std::string& spelling) {
-  const auto bare = [](const std::string& s) {
-    std::string out;
-    for (char ch : s)
-      if (ch != '-' && ch != '_' && ch != '.' && ch != ' ')
-        out += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    return out;
-  };
-  const std::string want = bare(spelling);
+  const std::string want = bare_spelling(spelling);
   for (const BuiltinEntry& e : kBuiltins)
-    if (bare(e.name) == want) return std::string(e.name);
+    if (bare_spelling(e.name) == want) return std::string(e.name);
   return std::nullopt;
 }
 

@@ -144,6 +144,9 @@ class Cluster {
 ClusterSpec load_cluster_spec(const std::string& name_or_file);
 std::vector<std::string> builtin_cluster_names();
 bool is_builtin_cluster(const std::string& name);
+// The built-in cluster a table's spelling names: equal with case, '-', '_', '.' and spaces ignored, or with its
+// provider's prefix left out ("p2.16xlarge", "AWS p2.8xlarge"); nullopt when none is.
+std::optional<std::string> builtin_cluster_spelled(const std::string& spelling);
 
 // Added: reads a cluster JSON document (format in clusters/README.md); `file` names it in errors. Resolves
 // "devices_per_node": "auto" (std::thread::hardware_concurrency()) and expands "for_each_device" links.

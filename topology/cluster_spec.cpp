@@ -270,6 +270,17 @@ std::vector<std::string> builtin_cluster_names() {
 
 bool is_builtin_cluster(const std::string& name) { return !builtin_cluster_text(name).empty(); }
 
+std::optional<std::string> builtin_cluster_spelled(const std::string& spelling) {
+  const std::string want = bare_spelling(spelling);
+  for (const std::string& name : builtin_cluster_names()) {
+    const std::string ours = bare_spelling(name);
+    if (ours == want) return name;
+    for (const std::string provider : {"aws", "gce"})
+      if (ours == provider + want) return name;
+  }
+  return std::nullopt;
+}
+
 std::string builtin_cluster_text(const std::string& name) {
   for (const auto& b : detail::builtin_cluster_texts())
     if (b.name == name) return std::string(b.text);

@@ -346,7 +346,8 @@ TEST_CASE("a scheme field outside the vocabulary is kept and named in a note, no
   CHECK(error_of(document(run)).json_path() == "/runs/0/scheme/mode");
 }
 
-TEST_CASE("a model in a table's spelling is read as the built-in it names, and a framework without a stack is noted",
+TEST_CASE("a model or cluster in a table's spelling is read as the built-in it names and a framework without a stack "
+          "is noted",
           "[unit]") {
   Json a = good_run(), b = good_run(), c = good_run();
   a["model"] = "ResNet-152";
@@ -375,6 +376,16 @@ TEST_CASE("a model in a table's spelling is read as the built-in it names, and a
   CHECK(note.find("framework \"caffe2\" has no stack model") != std::string::npos);
   CHECK(note.find("simulated with tensorflow, as the source says: 1 run (first: m.json at /runs/2/framework)") !=
         std::string::npos);
+  // A cluster as a table names its instance: the provider's prefix may be left out.
+  Json d = good_run();
+  d["cluster"] = "p2.16xlarge";
+  const MeasuredRun p2 = parse_measurements(document(d), "m.json").at(0);
+  CHECK(p2.cluster == "aws-p2.16xlarge");
+  CHECK(reading_notes({p2}).find("cluster \"p2.16xlarge\" read as the built-in aws-p2.16xlarge") != std::string::npos);
+  d["cluster"] = "AWS p2.xlarge";
+  CHECK(parse_measurements(document(d), "m.json").at(0).cluster == "aws-p2.xlarge");
+  d["cluster"] = "p3.16xlarge";
+  CHECK(error_of(document(d)).json_path() == "/runs/0/cluster");
   // A name that spells no built-in is still refused where it stands.
   a["model"] = "ResNet-153";
   CHECK(error_of(document(a)).json_path() == "/runs/0/model");
