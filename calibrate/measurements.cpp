@@ -53,6 +53,20 @@ std::string framework_of_source(const std::string& source) {
   return "";
 }
 
+// A run's cluster or model as the simulation names it: a path resolved against the measurements file, a built-in
+// name as it is, a table's spelling of a built-in as that built-in (with a note), anything else unchanged (the
+// caller refuses it).
+std::string resolve_name(MeasuredRun& r, const std::string& field, const std::string& name,
+                         bool (*is_builtin)(const std::string&),
+                         std::optional<std::string> (*spelled)(const std::string&)) {
+  if (is_path(name)) return resolve_relative(name, r.file);
+  if (is_builtin(name)) return name;
+  const std::optional<std::string> builtin = spelled(name);
+  if (!builtin) return name;
+  r.notes.push_back({r.json_path + "/" + field, fmt::format("{} \"{}\" read as the built-in {}", field, name, *builtin)});
+  return *builtin;
+}
+
 MeasuredRun read_run(const Json& value, const std::string& file, const std::string& path) {
   const JsonObject o(value, file, path);
   MeasuredRun r;
@@ -64,27 +78,13 @@ MeasuredRun read_run(const Json& value, const std::string& file, const std::stri
   r.source = o.get_string("source", "");
   r.cluster = o.get_string("cluster");
   if (r.cluster.empty()) o.fail("cluster", "a built-in cluster name or a cluster file path");
-  if (is_path(r.cluster)) {
-    r.cluster = resolve_relative(r.cluster, file);
-  } else if (!topology::is_builtin_cluster(r.cluster)) {
-    if (const std::optional<std::string> builtin = topology::builtin_cluster_spelled(r.cluster)) {
-      r.notes.push_back({path + "/cluster", fmt::format("cluster \"{}\" read as the built-in {}", r.cluster, *builtin)});
-      r.cluster = *builtin;
-    }
-  }
+  r.cluster = resolve_name(r, "cluster", r.cluster, topology::is_builtin_cluster, topology::builtin_cluster_spelled);
   if (!is_path(r.cluster) && !topology::is_builtin_cluster(r.cluster))
     o.fail("cluster", fmt::format("a built-in cluster ({}) or the path of a cluster file (got \"{}\")",
                                   fmt::join(topology::builtin_cluster_names(), ", "), r.cluster));
   r.model = o.get_string("model");
   if (r.model.empty()) o.fail("model", "a built-in model name or a model file path");
-  if (is_path(r.model)) {
-    r.model = resolve_relative(r.model, file);
-  } else if (!models::is_builtin_model(r.model)) {
-    if (const std::optional<std::string> builtin = models::builtin_model_spelled(r.model)) {
-      r.notes.push_back({path + "/model", fmt::format("model \"{}\" read as the built-in {}", r.model, *builtin)});
-      r.model = *builtin;
-    }
-  }
+  r.model = resolve_name(r, "model", r.model, models::is_builtin_model, models::builtin_model_spelled);
   models::check_model_reference(r.model, file, path + "/model");  // as the simulation will, but at this run
   r.nodes = static_cast<int>(o.get_int("nodes", 1, 1, 1 << 16));
   r.gpus_per_node = static_cast<int>(o.get_int("gpus_per_node", std::nullopt, 1, 4096));
