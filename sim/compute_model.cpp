@@ -24,11 +24,18 @@ void note_co_runners(std::vector<Processor>& per_endpoint, const plan::Iteration
   const auto busy = [&](size_t e) {
     return plan.endpoints[e].kind == plan::EndpointKind::kWorker && plan.endpoints[e].device >= 0;
   };
-  std::map<int, int> per_node;
-  for (size_t e = 0; e < plan.endpoints.size(); ++e)
+  const auto host_server = [&](size_t e) {
+    return plan.endpoints[e].kind == plan::EndpointKind::kServer && plan.endpoints[e].device < 0;
+  };
+  std::map<int, int> per_node, servers_on_node;
+  for (size_t e = 0; e < plan.endpoints.size(); ++e) {
     if (busy(e)) ++per_node[plan.endpoints[e].node];
-  for (size_t e = 0; e < plan.endpoints.size() && e < per_endpoint.size(); ++e)
+    if (host_server(e)) ++servers_on_node[plan.endpoints[e].node];
+  }
+  for (size_t e = 0; e < plan.endpoints.size() && e < per_endpoint.size(); ++e) {
     per_endpoint[e].co_runners = busy(e) ? per_node[plan.endpoints[e].node] - 1 : 0;
+    per_endpoint[e].sharing_servers = host_server(e) ? servers_on_node[plan.endpoints[e].node] : 1;
+  }
 }
 
 void note_upload_links(std::vector<Processor>& per_endpoint, const plan::IterationPlan& plan,
@@ -73,15 +80,17 @@ double ComputeModel::op_time_s(const plan::ComputeOp& op, const Processor& p, co
   if (upload) t += static_cast<double>(op.samples) * calibration_.input_cost_per_image_s;
   // A server's cost per byte of gradient it applies is its host threads' (calibration.hpp); on a device the
   // roofline above is the whole of it.
-  if (op.phase == plan::Phase::kServerUpdate && p.is_cpu)
+  if (op.phase == plan::Phase::kServerUpdate && p.is_cpu) {
     t += op.bytes / plan::kUpdateTrafficPerGradientByte * calibration_.ps_cost_per_byte_s;
+    t *= p.sharing_servers;  // the node's cores and memory, shared with the servers updating beside it
+  }
   return t * (1.0 + eff.shared_node_slowdown * p.co_runners);
 }
 
 double ComputeModel::reduce_time_s(double bytes, const Processor& p, bool server) const {
   const DeviceEfficiency& eff = calibration_.device(p.name);
   double t = p.memory_bandwidth_Bps > 0.0 ? 3.0 * bytes / (p.memory_bandwidth_Bps * eff.memory) : 0.0;
-  if (server && p.is_cpu) t += bytes * calibration_.ps_cost_per_byte_s;
+  if (server && p.is_cpu) t = (t + bytes * calibration_.ps_cost_per_byte_s) * p.sharing_servers;
   return t;
 }
 

@@ -44,6 +44,10 @@ struct Processor {
   double memory_bandwidth_Bps = 0.0;
   bool is_cpu = false;
   int co_runners = 0;  // other workers computing on the same node at the same time (see note_co_runners)
+  // A parameter server on a host CPU: the plan's servers on that CPU, itself included (see note_co_runners). A
+  // synchronous step's pushes reach them together, so they sum and apply their shards at the same time on the
+  // node's cores and memory, each at 1/k of the rate one server alone has.
+  int sharing_servers = 1;
   // A device worker's share of its route from the node's host memory, over which a real-data batch is uploaded
   // each iteration (see note_upload_links); 0: none (a host CPU's batch is already in its memory).
   double upload_Bps = 0.0;
@@ -54,7 +58,8 @@ Processor cpu_processor(const topology::HostCpu& c);
 // The processor an endpoint computes on: its node's device type, or the node's host CPU (device -1).
 Processor endpoint_processor(const plan::Endpoint& ep, const topology::Cluster& cluster, bool half_precision);
 // Sets co_runners of every worker endpoint on a device: the other such workers of the plan on its node (servers
-// mostly wait and are not counted). `per_endpoint` is indexed like plan.endpoints.
+// mostly wait and are not counted), and sharing_servers of every server on a host CPU. `per_endpoint` is indexed
+// like plan.endpoints.
 void note_co_runners(std::vector<Processor>& per_endpoint, const plan::IterationPlan& plan);
 // Sets upload_Bps of every worker endpoint on a device: along the route from its node's host CPU to the device,
 // each link's bandwidth divided by the number of the node's device workers whose routes cross it, the least of
@@ -70,7 +75,8 @@ class ComputeModel {
   // The same with p's efficiencies already looked up (calibration().device(p.name)): for loops over many ops.
   double op_time_s(const plan::ComputeOp& op, const Processor& p, const DeviceEfficiency& eff) const;
   const Calibration& calibration() const { return calibration_; }
-  // Time to reduce `bytes` into a buffer (RecvReduce) on p; `server` adds the parameter-server cost per byte.
+  // Time to reduce `bytes` into a buffer (RecvReduce) on p; `server` adds the parameter-server cost per byte (and on
+  // a host CPU shares it with the servers beside it: Processor::sharing_servers).
   double reduce_time_s(double bytes, const Processor& p, bool server) const;
   double copy_time_s(double bytes, const Processor& p) const;
 

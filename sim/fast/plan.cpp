@@ -33,12 +33,14 @@ FastPlan::FastPlan(const plan::IterationPlan& plan, const topology::Cluster& clu
     const bool gpu = ep.device >= 0;
     vertex_.push_back(gpu ? cluster.device_vertex(ep.node, ep.device) : cluster.cpu_vertex(ep.node));
     processor_.push_back(endpoint_processor(ep, cluster, options.half_precision));
-    const bool server = ep.kind == plan::EndpointKind::kServer;
-    reduce_Bps_.push_back(rate_of(model_.reduce_time_s(1.0, processor_.back(), server)));
-    copy_Bps_.push_back(rate_of(model_.copy_time_s(1.0, processor_.back())));
   }
   note_co_runners(processor_, plan);
   note_upload_links(processor_, plan, cluster);
+  for (size_t e = 0; e < plan.endpoints.size(); ++e) {
+    const bool server = plan.endpoints[e].kind == plan::EndpointKind::kServer;
+    reduce_Bps_.push_back(rate_of(model_.reduce_time_s(1.0, processor_[e], server)));
+    copy_Bps_.push_back(rate_of(model_.copy_time_s(1.0, processor_[e])));
+  }
   build_classes();
 }
 

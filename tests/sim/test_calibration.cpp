@@ -97,6 +97,39 @@ TEST_CASE("real data: each worker uploads its batch over its share of the PCIe r
   CHECK(sim::ComputeModel(c, true).op_time_s(data, p) == Approx(data.bytes / 5.65e9 + 0.0512).epsilon(1e-12));
 }
 
+TEST_CASE("servers on one host CPU share it: each applies its shard at 1/k of the rate of one alone", "[unit]") {
+  // 4 colocated servers on 2 nodes: ps0 and ps2 on node 0, ps1 and ps3 on node 1; 4 servers on 4 GPUs share nothing.
+  Json j = {{"model", "resnet50"}, {"cluster", "aws-p2.8xlarge"}, {"nodes", 2}, {"gpus_per_node", 8},
+            {"scheme", {{"name", "ps"}, {"servers", 4}, {"placement", "colocated"}}}};
+  for (const auto& [placement, sharing] : {std::pair{"colocated", 2}, std::pair{"device", 1}}) {
+    j["scheme"]["placement"] = placement;
+    const plan::Point point = plan::prepare(plan::parse_scenario(j, "s.json"), 16);
+    std::vector<sim::Processor> per_endpoint(point.plan.endpoints.size());
+    sim::note_co_runners(per_endpoint, point.plan);
+    int servers = 0;
+    for (size_t e = 0; e < per_endpoint.size(); ++e) {
+      INFO(placement << " " << point.plan.endpoints[e].name);
+      const bool server = point.plan.endpoints[e].kind == plan::EndpointKind::kServer;
+      servers += server ? 1 : 0;
+      CHECK(per_endpoint[e].sharing_servers == (server ? sharing : 1));
+      if (!server) CHECK(per_endpoint[e].co_runners == 7);
+    }
+    CHECK(servers == 4);
+  }
+  sim::Calibration c = sim::ideal_calibration();
+  c.devices["cpu"] = sim::DeviceEfficiency{0.5, 0.8, 0.25, 0.0};
+  c.ps_cost_per_byte_s = 2e-9;
+  sim::Processor cpu{"cpu", 1e12, 1e11, true};
+  plan::ComputeOp update;
+  update.phase = plan::Phase::kServerUpdate;
+  update.bytes = plan::kUpdateTrafficPerGradientByte * 1e6;
+  const double alone = sim::ComputeModel(c, false).op_time_s(update, cpu);
+  const double reduce_alone = sim::ComputeModel(c, false).reduce_time_s(1e6, cpu, true);
+  cpu.sharing_servers = 2;
+  CHECK(sim::ComputeModel(c, false).op_time_s(update, cpu) == Approx(2.0 * alone).epsilon(1e-12));
+  CHECK(sim::ComputeModel(c, false).reduce_time_s(1e6, cpu, true) == Approx(2.0 * reduce_alone).epsilon(1e-12));
+}
+
 TEST_CASE("the K80 default reproduces the published ResNet-50 step within the derivation's rounding", "[sim]") {
   // calibration.cpp derives the K80's defaults from tf_cnn_benchmarks' ResNet-50 on one K80 (batch 64, synthetic
   // data: 51.9 images/s, ../shared/reference/k80-train.json). Simulating the whole model (every layer, its memory
