@@ -37,14 +37,14 @@ std::vector<int64_t> read_input(const JsonObject& o) {
   return out;
 }
 
-// A run without "framework" whose source names the framework that produced it (the published tables cite
-// TensorFlow's tf_cnn_benchmarks or MXNet's docs): that framework; otherwise "" (the scheme's default).
 std::string lower_case(const std::string& text) {
   std::string lower;
   for (char ch : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   return lower;
 }
 
+// A run without "framework" whose source names the framework that produced it (the published tables cite
+// TensorFlow's tf_cnn_benchmarks or MXNet's docs): that framework; otherwise "" (the scheme's default).
 std::string framework_of_source(const std::string& source) {
   const std::string lower = lower_case(source);
   if (lower.find("tensorflow") != std::string::npos || lower.find("tf_cnn_benchmarks") != std::string::npos)
@@ -63,7 +63,8 @@ std::string resolve_name(MeasuredRun& r, const std::string& field, const std::st
   if (is_builtin(name)) return name;
   const std::optional<std::string> builtin = spelled(name);
   if (!builtin) return name;
-  r.notes.push_back({r.json_path + "/" + field, fmt::format("{} \"{}\" read as the built-in {}", field, name, *builtin)});
+  r.notes.push_back(
+      {r.json_path + "/" + field, fmt::format("{} \"{}\" read as the built-in {}", field, name, *builtin)});
   return *builtin;
 }
 
@@ -107,10 +108,10 @@ MeasuredRun read_run(const Json& value, const std::string& file, const std::stri
     if (std::find(stacks.begin(), stacks.end(), named) != stacks.end()) {
       r.framework = named;
     } else {
-      r.notes.push_back({path + "/framework",
-                         fmt::format("framework \"{}\" has no stack model ({}): simulated with {}", named,
-                                     fmt::join(stacks, ", "),
-                                     r.framework.empty() ? "the scheme's default stack" : r.framework + ", as the source says")});
+      const std::string instead =
+          r.framework.empty() ? "the scheme's default stack" : r.framework + ", as the source says";
+      r.notes.push_back({path + "/framework", fmt::format("framework \"{}\" has no stack model ({}): simulated with {}",
+                                                         named, fmt::join(stacks, ", "), instead)});
     }
   }
   // The network the framework's benchmark meant by a built-in name (stacks/*.json "models": MXNet's "alexnet").

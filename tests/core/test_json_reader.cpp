@@ -57,8 +57,8 @@ TEST_CASE("a key given twice in one object is an input error at its path", "[jso
   CHECK(m.find("\"nodes\" appears twice") != std::string::npos);
   // Inside arrays and nested objects the path counts the elements before it, containers included.
   m = input_error_message([] {
-    parse_json_text(R"({"runs": [{"id": "a", "x": [1, {"y": 2}]}, {"id": "b", "scheme": {"name": "ps", "name": "ps"}}]})",
-                    "m.json");
+    parse_json_text(
+        R"({"runs": [{"id": "a", "x": [1, {"y": 2}]}, {"id": "b", "scheme": {"name": "ps", "name": "ps"}}]})", "m.json");
   });
   CHECK(m.find("m.json at /runs/1/scheme/name") != std::string::npos);
   m = input_error_message([] { parse_json_text(R"([[1, 2], {"k": 1}, {"k": 1, "k": 2}])", "a.json"); });
