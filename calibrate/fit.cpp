@@ -189,8 +189,9 @@ double mape_of(const std::vector<double>& residuals) {
 }
 
 // The parameters the runs exercise, narrowed by --free and --fix (a parameter's full name or its last
-// component(s)).
-std::vector<Parameter> selected_parameters(const Surrogate& surrogate, const FitOptions& options) {
+// component(s)), less the start's sourced device fields that neither --fit nor --free names.
+std::vector<Parameter> selected_parameters(const Surrogate& surrogate, const FitOptions& options,
+                                           const sim::Calibration& start) {
   std::vector<Parameter> params =
       choose_parameters(surrogate.exercised(), ParameterChoice{options.fixed_links, options.model_factors});
   const auto named_in = [](const Parameter& p, const std::vector<std::string>& names) {
@@ -199,6 +200,16 @@ std::vector<Parameter> selected_parameters(const Surrogate& surrogate, const Fit
   };
   if (!options.free.empty()) std::erase_if(params, [&](const Parameter& p) { return !named_in(p, options.free); });
   std::erase_if(params, [&](const Parameter& p) { return named_in(p, options.fixed); });
+  const auto sourced = [&](const Parameter& p) {  // "devices/NAME/FIELD" with FIELD sourced for NAME
+    for (const std::string& d : surrogate.exercised().devices) {
+      const std::string prefix = "devices/" + d + "/";
+      if (p.name.starts_with(prefix) && start.device(d).sourced.count(p.name.substr(prefix.size())) != 0) return true;
+    }
+    return false;
+  };
+  std::erase_if(params, [&](const Parameter& p) {
+    return sourced(p) && !named_in(p, options.fit) && !named_in(p, options.free);
+  });
   if (params.empty()) throw InputError("", "--free", "at least one parameter the runs exercise");
   return params;
 }
@@ -241,7 +252,7 @@ FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calib
                           const FitOptions& options) {
   if (runs.empty()) throw InputError("calibrate: no measured runs to fit");
   Surrogate surrogate(runs);
-  const std::vector<Parameter> params = selected_parameters(surrogate, options);
+  const std::vector<Parameter> params = selected_parameters(surrogate, options, start);
   sim::Calibration c = start;
   prepare_start(c, surrogate.exercised(), params);
   const sim::Calibration first = c;

@@ -39,6 +39,9 @@ struct FitOptions {
   std::vector<std::string> free;
   // Parameters named here (as in `free`) keep their start values: fixed from a source rather than fitted.
   std::vector<std::string> fixed;
+  // A device's sourced fields (sim::DeviceEfficiency::sourced: the K80's memory rate, its K½) keep their start
+  // values too, unless named here or in `free`.
+  std::vector<std::string> fit;
 };
 
 struct FittedValue {

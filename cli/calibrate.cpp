@@ -3,7 +3,7 @@
 //   scaletwin calibrate --measurements FILE [--measurements FILE ...] -o CALIBRATION [--json FILE]
 //                       [--start CALIBRATION] [--collective-bench FILE ...] [--bench-cluster NAME_OR_FILE]
 //                       [--bench-algorithm NAME] [--holdout 'FIELD OP VALUE'] [--outer N] [--jobs N] [--no-validate]
-//                       [--quiet]
+//                       [--fix NAME ...] [--fit NAME ...] [--quiet]
 //   scaletwin calibrate --convergence --measurements FILE [--measurements FILE ...] -o CONVERGENCE [--json FILE]
 //
 // --collective-bench reads nccl-tests output (text or scaletwin-collective-bench/1 JSON) or bench_allreduce's table
@@ -11,7 +11,9 @@
 // first run's cluster); those factors are then not fitted. --holdout leaves the matching runs out of the fit and
 // reports the error of predicting them (grouped cross-validation, e.g. --holdout 'nodes>1'). The calibration file
 // carries the fit (parameters with standard errors, MAPE) under "fit", which `predict` ignores. The count of
-// simulations run so far goes to stderr unless --quiet (the fit's total is not known ahead).
+// simulations run so far goes to stderr unless --quiet (the fit's total is not known ahead). --fix keeps a parameter
+// at its start value; a device field the start gives from a source (its "sourced": the K80's memory rate and K½,
+// sim/calibration.cpp) is kept without it, and fitted only when --fit names it.
 // --convergence fits the convergence model (sim/convergence.hpp, calibrate/convergence_fit.hpp) to runs of
 // `scaletwin run --target-accuracy` instead and writes a scaletwin-convergence/1 file, which a scenario's
 // training.convergence names and `validate --convergence` checks.
@@ -50,6 +52,7 @@ struct CalibrateArgs {
   bool no_validate = false;
   bool model_factors = false;
   std::vector<std::string> fixed;
+  std::vector<std::string> fit;
   bool quiet = false;
 };
 
@@ -122,6 +125,7 @@ int run_calibrate(const CalibrateArgs& a) {
   options.validate = !a.no_validate;
   options.model_factors = a.model_factors;
   options.fixed = a.fixed;
+  options.fit = a.fit;
   const Json benches = apply_benches(a, train, start, options.fixed_links);
   // Measured, not fitted: set before the fit so that the fitted values explain what the jitter does not.
   const std::vector<calibrate::MeasuredJitter> jitter = calibrate::apply_measured_jitter(train, start);
@@ -183,6 +187,9 @@ void add_calibrate_command(CLI::App& root, Action& action) {
   sub->add_flag("--no-validate", args->no_validate, "skip the message-level validation of the fitted runs");
   sub->add_option("--fix", args->fixed,
                   "keep this parameter at its start value (a name as the fit reports it, or its last part; repeatable)");
+  sub->add_option("--fit", args->fit,
+                  "fit this device field too though the start calibration gives it from a source (its \"sourced\": "
+                  "the K80's memory, reduction_half_length, conv_knee_flops_per_byte; repeatable)");
   sub->add_flag("--model-factors", args->model_factors,
                 "also fit a factor per model on its conv and matmul efficiency (only for models you measured)");
   sub->add_flag("-q,--quiet", args->quiet, "no progress on standard error");

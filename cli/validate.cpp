@@ -44,6 +44,7 @@ struct ValidateArgs {
   std::string report_dir;
   std::string cv;
   std::vector<std::string> fixed;
+  std::vector<std::string> fit;
   int jobs = 2;
   bool quiet = false;
   std::string convergence;
@@ -73,6 +74,7 @@ sim::Calibration fit_for_cv(const ValidateArgs& a, std::vector<calibrate::Measur
   options.parallel = a.jobs;
   options.validate = false;
   options.fixed = a.fixed;
+  options.fit = a.fit;
   sim::Calibration c = start;
   calibrate::apply_measured_jitter(train, c);
   Progress progress("validate --cv: fit", 0, progress_style_for_stderr(a.quiet));
@@ -135,6 +137,7 @@ void add_validate_command(CLI::App& root, Action& action) {
                   "fit on the runs matching 'FIELD OP VALUE' (e.g. 'nodes<=2', 'model!=vgg16') and validate the others");
   sub->add_option("--measurements", args->measurements, "measurements file (repeatable)")->required();
   sub->add_option("--fix", args->fixed, "with --cv: keep this parameter at its start value (as calibrate --fix)");
+  sub->add_option("--fit", args->fit, "with --cv: fit this sourced parameter too (as calibrate --fit)");
   sub->add_option("--json", args->json, "write the JSON result to FILE ('-' = standard output)");
   sub->add_option("--report", args->report_dir, "write report.json and report.html (charts, runs, calibration) into DIR");
   sub->add_option("--jobs", args->jobs, "simulations at a time (default 2)");

@@ -67,6 +67,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,9 @@ struct DeviceEfficiency {
   // file's device entries): a 3x3 convolution whose Winograd transforms need more (winograd_workspace_bytes) runs
   // without the Winograd gain, as the library's autotuner then picks among the algorithms that fit. 0: no cap.
   double workspace_limit_bytes = 0.0;
+  // Fields whose value comes from a source (a datasheet, a measured copy rate, a derivation: sim/calibration.cpp),
+  // not from a fit: calibrate keeps them unless asked to fit one (--fit, --free). The file's "sourced".
+  std::set<std::string> sourced = {};
 
   double for_class(models::LayerClass c) const;
   // The efficiency of one op of class c moving `bytes` for `flops`: for_class(c) scaled by the intensity curve.

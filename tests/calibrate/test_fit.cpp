@@ -143,6 +143,36 @@ TEST_CASE("with no more runs than parameters no parameter is called identified, 
   CHECK(fit_to_json(fit)["parameters"][0]["std_error"].is_null());  // JSON has no NaN
 }
 
+TEST_CASE("a device's sourced fields keep their start values unless --fit or --free names them", "[unit]") {
+  const auto runs = synthetic_runs({{"resnet50", 16, 1, kNoComm},
+                                    {"resnet50", 64, 1, kNoComm},
+                                    {"vgg16", 32, 1, kNoComm},
+                                    {"alexnet", 128, 1, kNoComm}},
+                                   sim::default_calibration());
+  const auto names = [&](const FitOptions& options) {
+    std::set<std::string> out;
+    for (const FittedValue& v : fit_calibration(runs, sim::default_calibration(), options).values) out.insert(v.name);
+    return out;
+  };
+  FitOptions options;
+  options.outer_iterations = 1;
+  options.validate = false;
+  const std::string k80 = std::string("devices/") + kK80 + "/";
+  const std::set<std::string> plain = names(options);
+  CHECK(plain.count(k80 + "conv") == 1);
+  CHECK(plain.count(k80 + "parallel_half_elements") == 1);
+  for (const char* field : {"memory", "reduction_half_length", "conv_knee_flops_per_byte"}) {
+    INFO(field);
+    CHECK(sim::default_calibration().devices.at(kK80).sourced.count(field) == 1);
+    CHECK(plain.count(k80 + field) == 0);
+  }
+  options.fit = {"memory"};
+  const std::set<std::string> with_memory = names(options);
+  CHECK(with_memory.count(k80 + "memory") == 1);
+  CHECK(with_memory.count(k80 + "reduction_half_length") == 0);
+  CHECK(with_memory.size() == plain.size() + 1);
+}
+
 TEST_CASE("a link factor is recovered from parameter-server runs", "[unit]") {
   sim::Calibration truth = sim::default_calibration();
   truth.links[sim::LinkClass::kPcie].bandwidth_factor = 0.4;

@@ -169,4 +169,23 @@ TEST_CASE("calibration files round-trip and unknown keys are rejected", "[unit]"
   CHECK(p.link(sim::LinkClass::kPcie).bandwidth_factor == 0.5);
   CHECK(p.link(sim::LinkClass::kPcie).latency_factor == 1.0);
   CHECK(p.message_overhead_s == sim::default_calibration().message_overhead_s);
+
+  // "sourced": a device's fields set from a source; kept from the defaults when a file does not say, replaced
+  // when it does, and a name that is no device field is refused at its place.
+  const std::string k80 = "Tesla K80 (one GK210)";
+  CHECK(p.device(k80).sourced == sim::default_calibration().device(k80).sourced);
+  c.devices["X"].sourced = {"memory", "winograd_gain"};
+  const Json with = sim::calibration_to_json(c);
+  CHECK(with["devices"]["X"]["sourced"] == Json({"memory", "winograd_gain"}));
+  CHECK(sim::parse_calibration(with, "s.json").device("X").sourced == c.devices["X"].sourced);
+  Json own = partial;
+  own["devices"][k80] = {{"sourced", Json::array({"memory"})}};
+  CHECK(sim::parse_calibration(own, "s.json").device(k80).sourced == std::set<std::string>{"memory"});
+  own["devices"][k80]["sourced"] = {"memory", "speed"};
+  try {
+    sim::parse_calibration(own, "s.json");
+    FAIL("no InputError");
+  } catch (const InputError& e) {
+    CHECK(e.json_path() == "/devices/" + k80 + "/sourced/1");
+  }
 }
