@@ -256,13 +256,12 @@ std::vector<std::string> JsonObject::unknown_keys() const {
 }
 
 void JsonObject::finish() const {
-  for (auto it = value_->begin(); it != value_->end(); ++it) {
-    if (used_.count(it.key())) continue;
-    std::vector<std::string> known(used_.begin(), used_.end());
-    throw InputError(file_, path_of(it.key()),
-                     fmt::format("a known field (unknown key \"{}\"; known keys here: {})", it.key(),
-                                 fmt::join(known, ", ")));
-  }
+  const std::vector<std::string> unknown = unknown_keys();
+  if (unknown.empty()) return;
+  const std::vector<std::string> known(used_.begin(), used_.end());
+  throw InputError(file_, path_of(unknown.front()),
+                   fmt::format("a known field (unknown key \"{}\"; known keys here: {})", unknown.front(),
+                               fmt::join(known, ", ")));
 }
 
 }  // namespace scaletwin
