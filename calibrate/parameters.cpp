@@ -39,11 +39,14 @@ void add_stack_parameters(const Exercised& what, std::vector<Parameter>& out) {
       if (!sp.fit) continue;
       const bool exercised = sp.key == "op_overhead_s" || (sp.key == "message_overhead_s" && use.collectives) ||
                              (sp.key == "network_Bps" && use.network) ||
-                             (sp.key == "server_update_s_per_byte" && use.parameter_server);
+                             (sp.key == "server_update_s_per_byte" && use.parameter_server) ||
+                             (sp.key == "input_cost_per_image_s" && use.real_data);
       if (!exercised) continue;
       const std::string stack = name, key = sp.key;
       out.push_back(Parameter{"stacks/" + name + "/" + key,
-                              key == "op_overhead_s" ? ParameterKind::kCompute : ParameterKind::kComm, sp.lower,
+                              key == "op_overhead_s" || key == "input_cost_per_image_s" ? ParameterKind::kCompute
+                                                                                        : ParameterKind::kComm,
+                              sp.lower,
                               sp.upper, [stack, key](Calibration& c) -> double& {
                                 std::optional<double>& v = sim::stack_field(c.stacks[stack], key);
                                 if (!v) v = 0.0;

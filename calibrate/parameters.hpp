@@ -48,7 +48,7 @@ struct Exercised {
   std::set<std::pair<std::string, std::string>> device_models;  // (device, Model::name) pairs that ran
   std::set<sim::LinkClass> link_classes;    // classes on the routes of some collective
   std::set<std::string> shared_devices;     // devices that ran with other workers computing on their node
-  bool real_data = false;
+  bool real_data = false;         // real-data runs on a stack without its own input cost (the top-level one applies)
   bool parameter_server = false;  // PS runs on a stack without its own server cost (the top-level one applies)
   bool collectives = false;       // collectives on a stack without its own message overhead
   // Per software stack (sim/stacks.hpp) that ran: what its runs exercise of its own costs.
@@ -56,6 +56,7 @@ struct Exercised {
     bool collectives = false;       // messages were sent
     bool network = false;           // some crossed a NIC link (edge kind "network")
     bool parameter_server = false;
+    bool real_data = false;         // some run read real data (its input pipeline ran)
   };
   std::map<std::string, StackUse> stacks;
   std::set<std::string> winograd_devices;                     // devices that ran 3x3 stride-1 convolutions

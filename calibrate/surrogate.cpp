@@ -122,7 +122,11 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
     phases_.push_back(r.compute_per_iteration_s && r.data_per_iteration_s && !r.scheme.has_servers()
                           ? std::optional(std::pair(*r.compute_per_iteration_s, *r.data_per_iteration_s))
                           : std::nullopt);
-    exercised_.real_data = exercised_.real_data || r.data == plan::Data::kReal;
+    if (r.data == plan::Data::kReal) {  // a stack's own input cost, or the top-level one
+      const std::string& stack = configs_[it->second].stack;
+      exercised_.stacks[stack].real_data = true;
+      exercised_.real_data = exercised_.real_data || !sim::find_stack(stack).parameter("input_cost_per_image_s").value;
+    }
     if (r.compute_jitter)
       exercised_.measured_jitter_devices.insert(configs_[it->second].processor.name);
   }

@@ -163,6 +163,7 @@ Calibration Calibration::for_run(const std::string& model_name, const std::strin
     if (s.server_update_s_per_byte) c.ps_cost_per_byte_s = *s.server_update_s_per_byte;
     if (s.conv_workspace_bytes)
       for (auto& [name, d] : c.devices) d.workspace_limit_bytes = *s.conv_workspace_bytes;
+    if (s.input_cost_per_image_s) c.input_cost_per_image_s = *s.input_cost_per_image_s;
   }
   c.stacks.clear();
   return c;
@@ -265,6 +266,7 @@ StackCosts parse_stack(const JsonObject& o, StackCosts s) {
   read("network_Bps", s.network_Bps, 1.0, 1e15);
   read("server_update_s_per_byte", s.server_update_s_per_byte, 0.0, 1.0);
   read("conv_workspace_bytes", s.conv_workspace_bytes, 1.0, 1e15);
+  read("input_cost_per_image_s", s.input_cost_per_image_s, 0.0, 10.0);
   o.finish();
   return s;
 }
@@ -276,6 +278,7 @@ Json stack_to_json(const StackCosts& s) {
   if (s.network_Bps) j["network_Bps"] = *s.network_Bps;
   if (s.server_update_s_per_byte) j["server_update_s_per_byte"] = *s.server_update_s_per_byte;
   if (s.conv_workspace_bytes) j["conv_workspace_bytes"] = *s.conv_workspace_bytes;
+  if (s.input_cost_per_image_s) j["input_cost_per_image_s"] = *s.input_cost_per_image_s;
   return j;
 }
 

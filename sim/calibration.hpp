@@ -20,7 +20,8 @@
 //   }
 //
 //     "stacks": {"tensorflow": {"op_overhead_s": 3e-5, "message_overhead_s": 1e-4, "network_Bps": 6e8,
-//                               "server_update_s_per_byte": 2e-10, "conv_workspace_bytes": 4294967296}},
+//                               "server_update_s_per_byte": 2e-10, "conv_workspace_bytes": 4294967296,
+//                               "input_cost_per_image_s": 0}},
 //
 // "stacks" holds the costs of each software stack (stacks/*.json says what each is, with sources, bounds and which
 // are fitted; sim/stacks.hpp): a run of stack S uses S's values where present, the top-level ones otherwise
@@ -31,7 +32,8 @@
 // links and above it on slow ones, so a slow link is never made slower than its wire; server_update_s_per_byte replaces
 // ps_cost_per_byte_s; conv_workspace_bytes caps the workspace of the convolution algorithms the framework lets cuDNN
 // pick, so a 3x3 convolution whose Winograd transforms need more runs without the Winograd gain
-// (DeviceEfficiency::workspace_limit_bytes, winograd_workspace_bytes).
+// (DeviceEfficiency::workspace_limit_bytes, winograd_workspace_bytes); input_cost_per_image_s replaces the top-level
+// one (a framework whose input pipeline prefetches on the host's threads exposes none of it).
 //
 // Every key but "format" is optional; missing ones keep the defaults (default_calibration()). conv/matmul are
 // fractions of the device's peak FLOP/s reached by that layer class; memory is the fraction of memory bandwidth
@@ -133,6 +135,7 @@ struct StackCosts {
   std::optional<double> network_Bps;
   std::optional<double> server_update_s_per_byte;
   std::optional<double> conv_workspace_bytes;
+  std::optional<double> input_cost_per_image_s;
   bool operator==(const StackCosts&) const = default;
 };
 

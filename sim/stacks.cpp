@@ -14,7 +14,8 @@ namespace scaletwin::sim {
 
 const std::vector<std::string>& stack_parameter_keys() {
   static const std::vector<std::string> keys = {"op_overhead_s", "message_overhead_s", "network_Bps",
-                                                "server_update_s_per_byte", "conv_workspace_bytes"};
+                                                "server_update_s_per_byte", "conv_workspace_bytes",
+                                                "input_cost_per_image_s"};
   return keys;
 }
 
@@ -23,6 +24,7 @@ std::optional<double>& stack_field(StackCosts& costs, const std::string& key) {
   if (key == "message_overhead_s") return costs.message_overhead_s;
   if (key == "network_Bps") return costs.network_Bps;
   if (key == "conv_workspace_bytes") return costs.conv_workspace_bytes;
+  if (key == "input_cost_per_image_s") return costs.input_cost_per_image_s;
   ST_ASSERT(key == "server_update_s_per_byte", "unknown stack parameter " + key);
   return costs.server_update_s_per_byte;
 }
@@ -65,13 +67,15 @@ StackDescription parse_stack_description(const Json& json, const std::string& fi
     sp.key = key;
     sp.lower = p.get_number("lower", std::nullopt, 0.0, 1e15);
     sp.upper = p.get_number("upper", std::nullopt, 0.0, 1e15);
-    if (!(sp.lower > 0.0 && sp.upper > sp.lower)) p.fail("upper", "bounds with 0 < lower < upper");
+    sp.fit = p.get_bool("fit", false);
+    // A fitted parameter is searched on a log scale: its lower bound is above 0. A fixed one may be 0 (none).
+    if (!(sp.lower >= 0.0 && sp.upper > sp.lower)) p.fail("upper", "bounds with 0 <= lower < upper");
+    if (sp.fit && sp.lower <= 0.0) p.fail("lower", "a lower bound above 0 for a fitted parameter");
     if (!p.raw().contains("value")) p.fail("value", "a number, or null for none");
     if (p.raw().at("value").is_null())
       p.ignore("value");
     else
       sp.value = p.get_number("value", std::nullopt, sp.lower, sp.upper);
-    sp.fit = p.get_bool("fit", false);
     if (sp.fit && !sp.value) p.fail("value", "a start value for a fitted parameter");
     sp.source = p.get_string("source", p.get_string("assumption", ""));
     p.ignore("source");

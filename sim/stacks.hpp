@@ -9,7 +9,8 @@
 //
 // "value": null means the stack has no such cost of its own (the calibration's top-level value applies, or, for
 // network_Bps, no ceiling). The parameters are op_overhead_s, message_overhead_s, network_Bps,
-// server_update_s_per_byte and conv_workspace_bytes (calibration.hpp says what each is).
+// server_update_s_per_byte, conv_workspace_bytes and input_cost_per_image_s (calibration.hpp says what each is).
+// A fitted one has a lower bound above 0 (the fit searches its logarithm); a fixed one may be 0.
 //
 // "models" (optional) names the network a measured run of this stack means by a built-in model name, where the
 // framework's benchmark script builds a different one: {"alexnet": {"model": "alexnet_mxnet", "source": "..."}}

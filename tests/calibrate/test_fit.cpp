@@ -277,3 +277,39 @@ TEST_CASE("the device's per-op cost is fitted beside a framework's floor and the
   CHECK(names.count("stacks/tensorflow/op_overhead_s") == 1);  // stacks/tensorflow.json: "fit": true
   CHECK(names.count("stacks/mxnet/op_overhead_s") == 0);       // stacks/mxnet.json: under the device's cost, fixed
 }
+
+TEST_CASE("the input pipeline's cost per image is the stack's where it has one and fitted only where none is",
+          "[unit]") {
+  // TensorFlow and MXNet prefetch decoded batches on the host's threads (stacks/*.json: 0, from a source), so their
+  // real-data runs add no parameter; scaletwin's own executor (stack mpi) assembles each batch on the rank's thread,
+  // and the top-level input_cost_per_image_s is fitted where its runs read real data.
+  const auto parameters_for = [](const Json& run) {
+    Json doc = {{"format", "scaletwin-measurements/1"}, {"runs", Json::array({run})}};
+    const Surrogate surrogate(parse_measurements(doc, "runs.json"));
+    std::set<std::string> names;
+    for (const Parameter& p : choose_parameters(surrogate.exercised(), ParameterChoice{})) names.insert(p.name);
+    return std::pair(surrogate.exercised(), names);
+  };
+  const Json tf = {{"id", "tf"}, {"cluster", "aws-p2.8xlarge"}, {"nodes", 1}, {"gpus_per_node", 2},
+                   {"model", "resnet50"}, {"batch_per_gpu", 32}, {"data", "real"},
+                   {"scheme", {{"name", "ps"}, {"mode", "sync"}, {"servers", 1}, {"placement", "host_cpu"}}},
+                   {"images_per_sec", 100.0}};
+  const auto [tf_what, tf_names] = parameters_for(tf);
+  CHECK(tf_what.stacks.at("tensorflow").real_data);
+  CHECK_FALSE(tf_what.real_data);
+  CHECK(tf_names.count("input_cost_per_image_s") == 0);
+  CHECK(tf_names.count("stacks/tensorflow/input_cost_per_image_s") == 0);  // "fit": false
+  Json mxnet = tf;
+  mxnet["framework"] = "mxnet";
+  CHECK(parameters_for(mxnet).second.count("input_cost_per_image_s") == 0);
+  Json synthetic = tf;
+  synthetic["data"] = "synthetic";
+  CHECK_FALSE(parameters_for(synthetic).first.stacks.at("tensorflow").real_data);
+  const Json local = {{"id", "cpu"}, {"cluster", "local-cpu"}, {"nodes", 1}, {"gpus_per_node", 1},
+                      {"model", "lenet5"}, {"batch_per_gpu", 16}, {"data", "real"}, {"scheme", kNoComm},
+                      {"images_per_sec", 1000.0}};
+  const auto [mpi_what, mpi_names] = parameters_for(local);
+  CHECK(mpi_what.stacks.at("mpi").real_data);
+  CHECK(mpi_what.real_data);
+  CHECK(mpi_names.count("input_cost_per_image_s") == 1);
+}

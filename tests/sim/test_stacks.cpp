@@ -61,6 +61,13 @@ TEST_CASE("a stack file without a source or with a fitted parameter lacking a st
   Json fitted_null = stack;
   fitted_null["parameters"]["op_overhead_s"]["fit"] = true;
   CHECK_THROWS_WITH(sim::parse_stack_description(fitted_null, "x.json"), Catch::Contains("start value"));
+  Json zero = stack;  // a fixed cost may be 0 (none); a fitted one is searched on a log scale, above 0
+  zero["parameters"]["input_cost_per_image_s"] = {{"value", 0}, {"fit", false}, {"lower", 0}, {"upper", 1e-2},
+                                                  {"source", "s"}};
+  CHECK(sim::parse_stack_description(zero, "x.json").parameter("input_cost_per_image_s").value == 0.0);
+  zero["parameters"]["input_cost_per_image_s"]["fit"] = true;
+  CHECK_THROWS_WITH(sim::parse_stack_description(zero, "x.json"),
+                    Catch::Contains("/parameters/input_cost_per_image_s/lower"));
 }
 
 TEST_CASE("a stack names the network its runs mean by a built-in model name", "[unit]") {
@@ -100,9 +107,11 @@ TEST_CASE("for_run folds the stack's costs in and leaves other stacks' runs alon
   c.devices["gpu"] = sim::DeviceEfficiency{0.5, 0.5, 0.5, 1e-5};
   c.message_overhead_s = 7e-6;
   c.ps_cost_per_byte_s = 3e-10;
-  c.stacks["tensorflow"] = sim::StackCosts{4e-5, 2e-4, 5e8, 1e-9, 4.0 * (1 << 30)};
+  c.input_cost_per_image_s = 3e-4;
+  c.stacks["tensorflow"] = sim::StackCosts{4e-5, 2e-4, 5e8, 1e-9, 4.0 * (1 << 30), 0.0};
   c.stacks["mpi"] = sim::StackCosts{};
   const sim::Calibration tf = c.for_run("resnet50", "tensorflow");
+  CHECK(tf.input_cost_per_image_s == 0.0);  // the stack's own (its pipeline prefetches), not the top-level one
   CHECK(tf.device("gpu").op_overhead_s == 1e-5);  // the device's own per-op cost stays its own
   CHECK(tf.device("gpu").dispatch_s == Approx(4e-5));
   CHECK(tf.device("gpu").workspace_limit_bytes == 4.0 * (1 << 30));
@@ -118,6 +127,7 @@ TEST_CASE("for_run folds the stack's costs in and leaves other stacks' runs alon
   CHECK(mpi.message_overhead_s == 7e-6);
   CHECK(mpi.ps_cost_per_byte_s == 3e-10);
   CHECK(mpi.network_ceiling_Bps == 0.0);
+  CHECK(mpi.input_cost_per_image_s == 3e-4);
 }
 
 TEST_CASE("the stack's ceiling caps NIC links only, and never below a slower wire", "[unit]") {
@@ -333,7 +343,7 @@ TEST_CASE("calibration files keep stacks, shape parameters and the prediction in
   c.devices["gpu"].parallel_half_elements = 3e4;
   c.devices["gpu"].reduction_half_length = 16.0;
   // An entry overrides its stack file's values; mpi's are all none, so what is absent stays absent.
-  c.stacks["mpi"] = sim::StackCosts{4e-5, std::nullopt, 5e8, std::nullopt, 2e9};
+  c.stacks["mpi"] = sim::StackCosts{4e-5, std::nullopt, 5e8, std::nullopt, 2e9, 1e-4};
   c.prediction_log_sd = 0.07;
   const sim::Calibration back = sim::parse_calibration(sim::calibration_to_json(c), "c.json");
   CHECK(back.devices.at("gpu").winograd_gain == 1.9);
