@@ -37,12 +37,6 @@ std::vector<int64_t> read_input(const JsonObject& o) {
   return out;
 }
 
-std::string lower_case(const std::string& text) {
-  std::string lower;
-  for (char ch : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return lower;
-}
-
 // A run without "framework" whose source names the framework that produced it (the published tables cite
 // TensorFlow's tf_cnn_benchmarks or MXNet's docs): that framework; otherwise "" (the scheme's default).
 std::string framework_of_source(const std::string& source) {
@@ -103,8 +97,7 @@ MeasuredRun read_run(const Json& value, const std::string& file, const std::stri
   r.framework = framework_of_source(r.source);
   if (o.has("framework")) {  // not a field of the spec: a table's own name is taken, or noted and left out
     const std::string named = lower_case(o.get_string("framework"));
-    std::vector<std::string> stacks;
-    for (const sim::StackDescription& d : sim::builtin_stacks()) stacks.push_back(d.name);
+    const std::vector<std::string> stacks = sim::builtin_stack_names();
     if (std::find(stacks.begin(), stacks.end(), named) != stacks.end()) {
       r.framework = named;
     } else {

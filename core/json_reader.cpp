@@ -94,12 +94,17 @@ Json load_json_file(const std::string& path) {
   return parse_json_text(ss.str(), path);
 }
 
+std::string lower_case(const std::string& text) {
+  std::string out;
+  for (char ch : text) out += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
 std::string bare_spelling(const std::string& name) {
   std::string out;
   for (char ch : name)
-    if (ch != '-' && ch != '_' && ch != '.' && ch != ' ')
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return out;
+    if (ch != '-' && ch != '_' && ch != '.' && ch != ' ') out += ch;
+  return lower_case(out);
 }
 
 std::string json_type_name(const Json& v) {

@@ -82,6 +82,7 @@ class JsonObject {
 // A name as a published table may spell it, reduced for comparison: lower case, without '-', '_', '.' and spaces
 // ("ResNet-152" and "resnet152" are both "resnet152").
 std::string bare_spelling(const std::string& name);
+std::string lower_case(const std::string& text);  // ASCII letters lowered, the rest as it is
 
 // Describes the JSON type of a value for messages ("a string", "an array", ...).
 std::string json_type_name(const Json& v);

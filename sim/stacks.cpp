@@ -2,6 +2,7 @@
 #include "sim/stacks.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <utility>
@@ -115,13 +116,17 @@ const std::vector<StackDescription>& builtin_stacks() {
   return stacks;
 }
 
+std::vector<std::string> builtin_stack_names() {
+  std::vector<std::string> names;
+  for (const StackDescription& d : builtin_stacks()) names.push_back(d.name);
+  return names;
+}
+
 const StackDescription& find_stack(const std::string& name, const std::string& file, const std::string& path) {
-  std::string names;
-  for (const StackDescription& d : builtin_stacks()) {
+  for (const StackDescription& d : builtin_stacks())
     if (d.name == name) return d;
-    names += (names.empty() ? "" : ", ") + d.name;
-  }
-  throw InputError(file, path, fmt::format("a software stack: {} (got \"{}\")", names, name));
+  throw InputError(file, path,
+                   fmt::format("a software stack: {} (got \"{}\")", fmt::join(builtin_stack_names(), ", "), name));
 }
 
 std::string run_stack(const plan::Scenario& scenario, const topology::Cluster& cluster) {

@@ -53,6 +53,7 @@ struct StackDescription {
 const std::vector<std::string>& stack_parameter_keys();
 // The built-in stacks, sorted by name.
 const std::vector<StackDescription>& builtin_stacks();
+std::vector<std::string> builtin_stack_names();  // their names, in that order
 // The stack named `name`; InputError naming `file` and `path` when there is none.
 const StackDescription& find_stack(const std::string& name, const std::string& file = "",
                                    const std::string& path = "/framework");
