@@ -114,6 +114,7 @@ const BuiltinEntry kBuiltins[] = {
     {"resnet50_v1", {3, 224, 224}, 1000},  {"resnet152_v1", {3, 224, 224}, 1000},
     {"resnet34", {3, 224, 224}, 1000},     {"resnet101", {3, 224, 224}, 1000},
     {"resnet101_v1", {3, 224, 224}, 1000}, {"vgg19", {3, 224, 224}, 1000},
+    {"googlenet", {3, 224, 224}, 1000},
 };
 
 const BuiltinEntry& find_builtin(const std::string& name) {
@@ -150,6 +151,7 @@ Model build_builtin(const std::string& name, Shape input, int64_t classes) {
     return zoo_detail::make_resnet(name, input, classes, ResNetSpec{true, false, {3, 4, 23, 3}, true});
   if (name == "inception_v3") return zoo_detail::make_inception_v3(name, input, classes);
   if (name == "inception_bn") return zoo_detail::make_inception_bn(name, input, classes);
+  if (name == "googlenet") return zoo_detail::make_googlenet(name, input, classes);
   ST_ASSERT(false, "built-in model without a builder: " + name);
 }
 

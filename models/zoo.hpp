@@ -1,5 +1,5 @@
 // The built-in models of the spec (../shared/spec.md, "Built-in names") and those beyond it (inception_bn,
-// alexnet_mxnet, the v1 ResNets, resnet34, resnet101, vgg19), built with ModelBuilder.
+// alexnet_mxnet, the v1 ResNets, resnet34, resnet101, vgg19, googlenet), built with ModelBuilder.
 //
 //   lenet5          1×28×28, 10 classes: conv 6 5×5 pad 2, relu, maxpool 2, conv 16 5×5, relu, maxpool 2,
 //                   fc 120, relu, fc 84, relu, fc 10 (61,706 parameters; the peer's LeNet5 in
@@ -28,6 +28,12 @@
 //                   (zoo_resnet.cpp). stacks/tensorflow.json maps a measured TensorFlow run's "resnet50",
 //                   "resnet101" and "resnet152" to them.
 //   inception_bn    3×224×224, 1000: BN-Inception as MXNet's symbols/inception-bn.py (zoo_inception.cpp)
+//   googlenet       3×224×224, 1000: GoogLeNet (Inception-v1, Szegedy et al. 2015, Table 1) as Caffe's
+//                   bvlc_googlenet and tf_cnn_benchmarks' googlenet train it: convolutions with bias and ReLU, no
+//                   batch norm; max pools 3×3/2 padded by 1 (56, 28, 14, 7: the sizes of Caffe's ceil mode and of
+//                   TensorFlow's SAME, with the padding on both sides as cuDNN pools); nine Inception modules 3a-5b;
+//                   global average pool, dropout 0.4, fc classes (6,998,552 parameters). The two auxiliary
+//                   classifiers and Caffe's two LRN layers are left out (tf_cnn_benchmarks has neither).
 //   inception_v3    3×299×299, 1000: torchvision's, auxiliary head excluded (convolutions without bias, batch
 //                   norm with eps 0.001, count_include_pad average pools, dropout before the classifier)
 // Every model ends with fc → softmax_cross_entropy. An input override changes the spatial sizes all the way

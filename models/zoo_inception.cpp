@@ -152,7 +152,46 @@ int bn_inception_b(ModelBuilder& b, const std::string& p, int x, int64_t n3r, in
   return b.concat(p + ".concat", {c3, d3, b.maxpool(p + ".pool", x, 3, 2, 1)});
 }
 
+// GoogLeNet's Inception module (Szegedy et al. 2015, Table 1): 1x1 | 1x1 → 3x3 | 1x1 → 5x5 | 3x3/1 max pool →
+// 1x1 projection, each convolution with a bias and a ReLU, concatenated.
+int v1_conv(ModelBuilder& b, const std::string& name, int from, int64_t out, int64_t k, int64_t stride = 1) {
+  return b.relu(name + ".relu", b.conv(name, from, out, k, stride, k / 2, true));
+}
+
+int inception_v1(ModelBuilder& b, const std::string& p, int x, int64_t n1, int64_t n3r, int64_t n3, int64_t n5r,
+                 int64_t n5, int64_t proj) {
+  const int c1 = v1_conv(b, p + ".1x1", x, n1, 1);
+  const int c3 = v1_conv(b, p + ".3x3", v1_conv(b, p + ".3x3_reduce", x, n3r, 1), n3, 3);
+  const int c5 = v1_conv(b, p + ".5x5", v1_conv(b, p + ".5x5_reduce", x, n5r, 1), n5, 5);
+  const int pool = b.maxpool(p + ".pool", x, 3, 1, 1);
+  return b.concat(p + ".output", {c1, c3, c5, v1_conv(b, p + ".pool_proj", pool, proj, 1)});
+}
+
 }  // namespace
+
+Model make_googlenet(const std::string& name, Shape input, int64_t classes) {
+  ModelBuilder b(name, input, classes);
+  int x = v1_conv(b, "conv1", b.input(), 64, 7, 2);
+  x = b.maxpool("pool1", x, 3, 2, 1);
+  x = v1_conv(b, "conv2_reduce", x, 64, 1);
+  x = v1_conv(b, "conv2", x, 192, 3);
+  x = b.maxpool("pool2", x, 3, 2, 1);
+  x = inception_v1(b, "3a", x, 64, 96, 128, 16, 32, 32);
+  x = inception_v1(b, "3b", x, 128, 128, 192, 32, 96, 64);
+  x = b.maxpool("pool3", x, 3, 2, 1);
+  x = inception_v1(b, "4a", x, 192, 96, 208, 16, 48, 64);
+  x = inception_v1(b, "4b", x, 160, 112, 224, 24, 64, 64);
+  x = inception_v1(b, "4c", x, 128, 128, 256, 24, 64, 64);
+  x = inception_v1(b, "4d", x, 112, 144, 288, 32, 64, 64);
+  x = inception_v1(b, "4e", x, 256, 160, 320, 32, 128, 128);
+  x = b.maxpool("pool4", x, 3, 2, 1);
+  x = inception_v1(b, "5a", x, 256, 160, 320, 32, 128, 128);
+  x = inception_v1(b, "5b", x, 384, 192, 384, 48, 128, 128);
+  x = b.dropout("drop5", b.global_avgpool("pool5", x), 0.4);
+  x = b.fc("fc", x, b.classes());
+  b.softmax_cross_entropy("loss", x);
+  return b.build();
+}
 
 Model make_inception_bn(const std::string& name, Shape input, int64_t classes) {
   ModelBuilder b(name, input, classes);

@@ -21,6 +21,7 @@ Model make_resnet(const std::string& name, Shape input, int64_t classes, const R
 
 Model make_inception_v3(const std::string& name, Shape input, int64_t classes);
 Model make_inception_bn(const std::string& name, Shape input, int64_t classes);
+Model make_googlenet(const std::string& name, Shape input, int64_t classes);
 
 // conv (with a bias only where p.bias: conv_params gives none) → batchnorm(eps) → relu, named <prefix>.conv / .bn /
 // .relu; returns the relu.

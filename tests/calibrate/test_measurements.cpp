@@ -302,7 +302,7 @@ TEST_CASE("a run's model is the network its framework means by the name (MXNet's
 
 TEST_CASE("an unknown built-in model or cluster is refused at the run that names it", "[unit]") {
   Json run = good_run();
-  run["model"] = "googlenet";
+  run["model"] = "squeezenet1_0";
   const InputError model = error_of(document(run));
   CHECK(model.file() == "m.json");
   CHECK(model.json_path() == "/runs/0/model");

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 #include <vector>
 
@@ -50,6 +51,41 @@ TEST_CASE("zoo: resnet34 resnet101 and vgg19 have torchvision's parameter counts
   CHECK(vgg19.layers[vgg19.index_of("conv5_4")].out == Shape{512, 14, 14});
   CHECK(vgg19.params() - make_builtin_model("vgg16").params() ==
         (256 * 256 * 9 + 256) + 2 * (512 * 512 * 9 + 512));
+}
+
+// GoogLeNet's count derived from Szegedy et al. 2015, Table 1 (every convolution k×k×in×out plus a bias; the
+// modules' 1x1, 3x3 reduce, 3x3, 5x5 reduce, 5x5 and pool projection widths; fc 1024→1000): 6,998,552, as Caffe's
+// bvlc_googlenet without its auxiliary classifiers. The paper's budget: 1.5 G multiply-adds per image.
+TEST_CASE("zoo: googlenet has Table 1's modules parameter count and cost") {
+  const auto conv = [](int64_t k, int64_t in, int64_t out) { return k * k * in * out + out; };
+  struct Module {
+    const char* name;
+    int64_t in, n1, n3r, n3, n5r, n5, proj;
+  };
+  const Module modules[] = {{"3a", 192, 64, 96, 128, 16, 32, 32},     {"3b", 256, 128, 128, 192, 32, 96, 64},
+                            {"4a", 480, 192, 96, 208, 16, 48, 64},     {"4b", 512, 160, 112, 224, 24, 64, 64},
+                            {"4c", 512, 128, 128, 256, 24, 64, 64},    {"4d", 512, 112, 144, 288, 32, 64, 64},
+                            {"4e", 528, 256, 160, 320, 32, 128, 128},  {"5a", 832, 256, 160, 320, 32, 128, 128},
+                            {"5b", 832, 384, 192, 384, 48, 128, 128}};
+  int64_t params = conv(7, 3, 64) + conv(1, 64, 64) + conv(3, 64, 192) + 1024 * 1000 + 1000;
+  const Model m = make_builtin_model("googlenet");
+  const Shape sizes[] = {{0, 28, 28}, {0, 28, 28}, {0, 14, 14}, {0, 14, 14}, {0, 14, 14},
+                         {0, 14, 14}, {0, 14, 14}, {0, 7, 7},   {0, 7, 7}};
+  for (size_t i = 0; i < std::size(modules); ++i) {
+    const Module& g = modules[i];
+    INFO(g.name);
+    params += conv(1, g.in, g.n1) + conv(1, g.in, g.n3r) + conv(3, g.n3r, g.n3) + conv(1, g.in, g.n5r) +
+              conv(5, g.n5r, g.n5) + conv(1, g.in, g.proj);
+    const Shape out = m.layers[m.index_of(std::string(g.name) + ".output")].out;
+    CHECK(out == Shape{g.n1 + g.n3 + g.n5 + g.proj, sizes[i].h, sizes[i].w});
+    if (i + 1 < std::size(modules)) CHECK(out.c == modules[i + 1].in);
+  }
+  CHECK(params == 6'998'552);
+  CHECK(m.params() == params);
+  double macs = 0.0;
+  for (const Layer& l : m.layers)
+    if (l.layer_class() != LayerClass::kMemory) macs += l.fwd_flops / 2.0;
+  CHECK(macs / 1e9 == Approx(1.5).epsilon(0.06));
 }
 
 TEST_CASE("zoo: resnet18_cifar has the PyTorch peer's parameter count") {
