@@ -173,6 +173,12 @@ std::optional<std::string> builtin_model_spelled(const std::string& spelling) {
   const std::string want = bare_spelling(spelling);
   for (const BuiltinEntry& e : kBuiltins)
     if (bare_spelling(e.name) == want) return std::string(e.name);
+  // Other names of the same networks: tf_cnn_benchmarks' --model vocabulary (models/model_config.py) and the
+  // paper's name of GoogLeNet.
+  static const std::pair<const char*, const char*> kAliases[] = {{"inception3", "inception_v3"},
+                                                                 {"inceptionv1", "googlenet"}};
+  for (const auto& [alias, name] : kAliases)
+    if (want == alias) return std::string(name);
   return std::nullopt;
 }
 

@@ -52,7 +52,8 @@ namespace scaletwin::models {
 std::vector<std::string> builtin_model_names();
 bool is_builtin_model(const std::string& name);
 // The built-in model a table's spelling names ("ResNet-152", "Inception-v3", "VGG_16"): the one whose name equals
-// it with case, '-', '_', '.' and spaces ignored; nullopt when none does.
+// it with case, '-', '_', '.' and spaces ignored, or that the benchmarks' own names mean (tf_cnn_benchmarks'
+// --model "inception3" is inception_v3; "Inception-v1" is googlenet); nullopt when none does.
 std::optional<std::string> builtin_model_spelled(const std::string& spelling);
 
 // The default input shape and number of classes of a built-in model (InputError for an unknown name).

@@ -386,6 +386,12 @@ TEST_CASE("a model or cluster in a table's spelling is read as the built-in it n
   CHECK(parse_measurements(document(d), "m.json").at(0).cluster == "aws-p2.xlarge");
   d["cluster"] = "p3.16xlarge";
   CHECK(error_of(document(d)).json_path() == "/runs/0/cluster");
+  // The benchmarks' own names of a built-in network.
+  Json e = good_run();
+  e["model"] = "inception3";  // tf_cnn_benchmarks --model
+  CHECK(parse_measurements(document(e), "m.json").at(0).model == "inception_v3");
+  e["model"] = "Inception-v1";
+  CHECK(parse_measurements(document(e), "m.json").at(0).model == "googlenet");
   // A name that spells no built-in is still refused where it stands.
   a["model"] = "ResNet-153";
   CHECK(error_of(document(a)).json_path() == "/runs/0/model");
