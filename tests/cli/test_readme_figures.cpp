@@ -1,7 +1,8 @@
 // The figures README.md and calibrate/README.md quote for the shipped K80 calibration, recomputed from the binary,
 // so a change that moves one past its stated precision fails here: the in-sample error on the published runs and
 // its interval coverage, the held-out predictions' error and coverage (from the shipped files), BSC's 16-node
-// speedup with and without the 1 Gbit/s what-if, and the share of a step TensorFlow's dispatch floor lifts.
+// speedup with and without the 1 Gbit/s what-if, TensorFlow on p2.xlarge at 1 and 10 Gbit/s, and the share of a
+// step TensorFlow's dispatch floor lifts.
 #include <catch2/catch.hpp>
 
 #include "run_binary.hpp"
@@ -40,6 +41,24 @@ double speedup_16_nodes(const std::string& scenario) {
 TEST_CASE("README: BSC's 16-node speedup with the shipped calibration, and under the 1 Gbit/s what-if", "[cli]") {
   CHECK(speedup_16_nodes("scenarios/bsc-resnet50-sync-ps.json") == Approx(14.72).margin(0.01));
   CHECK(speedup_16_nodes("scenarios/what-if/bsc-resnet50-sync-ps-1gbe.json") == Approx(10.24).margin(0.01));
+}
+
+TEST_CASE("README: TensorFlow on 8 and 64 p2.xlarge under the assumed 1 Gbit/s and the 10 Gbit/s what-if", "[cli]") {
+  const auto speedups = [](const std::string& scenario) {
+    const auto r = run_scaletwin("predict " + kSource + "/" + scenario + " --gpus 1,8,64 --json - -q");
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j.at("stack") == "tensorflow");
+    const auto& p = j.at("predictions");
+    return std::pair(p.at(1).at("speedup").get<double>(), p.at(2).at("speedup").get<double>());
+  };
+  const auto [slow8, slow64] = speedups("scenarios/tf-p2x-resnet50-ps.json");
+  CHECK(slow8 == Approx(5.12).margin(0.01));
+  CHECK(slow64 == Approx(36.25).margin(0.01));
+  const auto [fast8, fast64] = speedups("scenarios/what-if/tf-p2x-resnet50-ps-10gbe.json");
+  CHECK(fast8 == Approx(7.43).margin(0.01));
+  CHECK(fast64 == Approx(56.69).margin(0.01));
 }
 
 TEST_CASE("README: the share of a ResNet-50 step that TensorFlow's dispatch floor lifts at batch 8 32 and 64", "[cli]") {
