@@ -23,12 +23,17 @@ namespace {
 
 const std::string kSource = SCALETWIN_SOURCE_DIR;
 
+// predict's JSON for a shipped scenario at the GPU counts `gpus` ("4,64").
+nlohmann::json predict_json(const std::string& scenario, const std::string& gpus) {
+  const auto r = run_scaletwin("predict " + kSource + "/" + scenario + " --gpus " + gpus + " --json - -q");
+  INFO(r.out.substr(0, 2000));
+  REQUIRE(r.code == 0);
+  return nlohmann::json::parse(r.out);
+}
+
 // The 16-node over one-node speedup that predict reports for a scenario of 4-GPU nodes (4 and 64 GPUs).
 double speedup_16_nodes(const std::string& scenario) {
-  const auto r = run_scaletwin("predict " + kSource + "/" + scenario + " --gpus 4,64 --json - -q");
-  INFO(r.out);
-  REQUIRE(r.code == 0);
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j = predict_json(scenario, "4,64");
   CHECK(j.at("calibration") == "calibrations/k80.json (shipped)");
   CHECK(j.at("stack") == "tensorflow");
   const auto& p = j.at("predictions").at(1);
@@ -45,10 +50,7 @@ TEST_CASE("README: BSC's 16-node speedup with the shipped calibration, and under
 
 TEST_CASE("README: TensorFlow on 8 and 64 p2.xlarge under the assumed 1 Gbit/s and the 10 Gbit/s what-if", "[cli]") {
   const auto speedups = [](const std::string& scenario) {
-    const auto r = run_scaletwin("predict " + kSource + "/" + scenario + " --gpus 1,8,64 --json - -q");
-    INFO(r.out);
-    REQUIRE(r.code == 0);
-    const auto j = nlohmann::json::parse(r.out);
+    const auto j = predict_json(scenario, "1,8,64");
     CHECK(j.at("stack") == "tensorflow");
     const auto& p = j.at("predictions");
     return std::pair(p.at(1).at("speedup").get<double>(), p.at(2).at("speedup").get<double>());
@@ -132,10 +134,7 @@ namespace {
 
 // predict's time to target at 64 GPUs over that at 4 (one node of 4 K80s, then 16), and the throughput ratio.
 std::pair<double, double> time_and_rate_ratio(const std::string& scenario) {
-  const auto r = run_scaletwin("predict " + kSource + "/" + scenario + " --gpus 4,64 --json - -q");
-  INFO(r.out.substr(0, 2000));
-  REQUIRE(r.code == 0);
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j = predict_json(scenario, "4,64");
   const auto& one = j.at("predictions").at(0);
   const auto& sixteen = j.at("predictions").at(1);
   CHECK(j.at("time_to_target").at("basis").get<std::string>().find("test accuracy 0.76") != std::string::npos);

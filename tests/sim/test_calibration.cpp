@@ -54,7 +54,9 @@ TEST_CASE("a framework's dispatch is a floor under a GPU op's time and adds to a
   sim::Calibration c = sim::ideal_calibration();
   c.devices["gpu"] = sim::DeviceEfficiency{0.5, 0.8, 0.25, 1e-5};
   c.devices["cpu"] = sim::DeviceEfficiency{0.5, 0.8, 0.25, 1e-5};
-  c.stacks["tensorflow"] = sim::StackCosts{5e-4, std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+  sim::StackCosts tf_costs;  // TensorFlow's dispatch alone, no other cost of its own
+  tf_costs.op_overhead_s = 5e-4;
+  c.stacks["tensorflow"] = tf_costs;
   const sim::Calibration tf = c.for_run("resnet50", "tensorflow");
   const sim::Processor gpu{"gpu", 1e12, 1e11, false};
   const sim::Processor cpu{"cpu", 1e12, 1e11, true};
