@@ -1,6 +1,9 @@
 // Validation of a calibration against measured runs (see validate.hpp).
 #include "calibrate/validate.hpp"
 
+#include <algorithm>
+#include <optional>
+
 #include "calibrate/simulate.hpp"
 #include "report/report.hpp"
 #include "sim/predict.hpp"
@@ -38,6 +41,27 @@ report::Validation validate_runs(const std::vector<MeasuredRun>& runs, const sim
     v.rows[i].measured_std_error = runs[i].images_per_sec_std_error;
     v.rows[i].fidelity = points[i].fidelity;
     v.rows[i].run = run_labels(runs[i]);
+  }
+  // Runs on several nodes of a cluster whose NIC rate is an assumption with a range: both ends too (no progress
+  // ticks: the command counts the runs).
+  std::vector<SimJob> ends;
+  std::vector<size_t> ranged;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (points[i].nodes <= 1) continue;
+    const std::optional<report::AssumedRate> rate =
+        sim::assumed_rate(plan::load_scenario_cluster_spec(jobs[i].scenario));
+    if (!rate) continue;
+    for (const double at : {rate->low_Bps, rate->high_Bps})
+      ends.push_back(SimJob{jobs[i].scenario, jobs[i].gpus, sim::at_network_rate(calibration, *rate, at)});
+    ranged.push_back(i);
+  }
+  if (!ends.empty()) {
+    const std::vector<report::PointResult> at_ends = sim::simulate_points_forked(ends, parallel, sim::RunOptions{});
+    for (size_t k = 0; k < ranged.size(); ++k) {
+      const double a = at_ends[2 * k].images_per_sec, b = at_ends[2 * k + 1].images_per_sec;
+      v.rows[ranged[k]].range_low_images_per_sec = std::min(a, b);
+      v.rows[ranged[k]].range_high_images_per_sec = std::max(a, b);
+    }
   }
   report::set_intervals(v, calibration.prediction_log_sd);
   return v;

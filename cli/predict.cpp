@@ -98,8 +98,8 @@ int run_predict(const PredictArgs& a) {
                                scenario.batch_per_gpu, 100.0 * floor.added_s / floor.compute_s);
   }
   const std::vector<int> sweep = sim::sweep_of(scenario, options.gpus);
-  const bool has_base = std::find(sweep.begin(), sweep.end(), 1) != sweep.end();
-  Progress progress("predict", sweep.size() + (has_base ? 0 : 1), progress_style_for_stderr(a.quiet));
+  Progress progress("predict", static_cast<size_t>(sim::predict_simulations(scenario, sweep)),
+                    progress_style_for_stderr(a.quiet));
   options.on_point = [&progress](int) { progress.tick(); };
   const report::Report report = sim::predict(scenario, options);
   progress.finish();

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -39,6 +40,8 @@ Json point_to_json(const PointResult& p, bool with_trace) {
     j["images_to_target"] = p.images_to_target;
     j["time_to_target_s"] = p.time_to_target_s;
   }
+  if (p.range_high_images_per_sec > 0.0)
+    j["assumed_range_images_per_sec"] = Json::array({p.range_low_images_per_sec, p.range_high_images_per_sec});
   if (with_trace) {
     j["tracks"] = p.tracks;
     Json ev = Json::array();
@@ -72,6 +75,10 @@ PointResult point_from_json(const Json& j) {
     p.staleness_max = j["staleness"].at("max");
     p.staleness_samples = j["staleness"].at("samples");
   }
+  if (j.contains("assumed_range_images_per_sec")) {
+    p.range_low_images_per_sec = j["assumed_range_images_per_sec"].at(0);
+    p.range_high_images_per_sec = j["assumed_range_images_per_sec"].at(1);
+  }
   if (j.contains("tracks")) p.tracks = j["tracks"].get<std::vector<std::string>>();
   if (j.contains("trace"))
     for (const Json& e : j["trace"]) p.trace.push_back({e.at(0), e.at(1), e.at(2), e.at(3), e.at(4)});
@@ -84,24 +91,39 @@ std::pair<double, double> prediction_interval(double x, double log_sd) {
   return {x / interval_factor(log_sd), x * interval_factor(log_sd)};
 }
 
+std::pair<double, double> interval_ratios(double log_sd, double x, double range_low, double range_high) {
+  const double factor = log_sd > 0.0 ? interval_factor(log_sd) : 1.0;
+  double low = 1.0, high = 1.0;
+  if (range_high > 0.0 && x > 0.0) {
+    low = std::min(1.0, range_low / x);
+    high = std::max(1.0, range_high / x);
+  }
+  return {low / factor, high * factor};
+}
+
+std::pair<double, double> interval_ratios(double log_sd, const PointResult& p) {
+  return interval_ratios(log_sd, p.images_per_sec, p.range_low_images_per_sec, p.range_high_images_per_sec);
+}
+
+bool has_interval(const Report& r, const PointResult& p) {
+  return r.interval_log_sd > 0.0 || p.range_high_images_per_sec > 0.0;
+}
+
 std::string error_label(double error) { return fmt::format("{:+.1f}%", 100.0 * error); }
 
 Json report_to_json(const Report& r) {
   Json preds = Json::array();
   for (const PointResult& p : r.predictions) {
     Json j = point_to_json(p, false);
-    if (r.interval_log_sd > 0.0) {
-      const auto pair = [&](double x) {
-        const auto [lo, hi] = prediction_interval(x, r.interval_log_sd);
-        return Json::array({lo, hi});
-      };
-      j["images_per_sec_interval"] = pair(p.images_per_sec);
-      j["iteration_s_interval"] = pair(p.iteration_s);
-      j["speedup_interval"] = pair(p.speedup);
+    if (has_interval(r, p)) {  // times are the inverse of the rate: their interval is the rate's, inverted
+      const auto [lo, hi] = interval_ratios(r.interval_log_sd, p);
+      j["images_per_sec_interval"] = Json::array({p.images_per_sec * lo, p.images_per_sec * hi});
+      j["iteration_s_interval"] = Json::array({p.iteration_s / hi, p.iteration_s / lo});
+      j["speedup_interval"] = Json::array({p.speedup * lo, p.speedup * hi});
     }
-    if (p.time_to_target_s > 0.0 && r.time_log_sd > 0.0) {
-      const auto [lo, hi] = prediction_interval(p.time_to_target_s, r.time_log_sd);
-      j["time_to_target_s_interval"] = Json::array({lo, hi});
+    if (p.time_to_target_s > 0.0 && (r.time_log_sd > 0.0 || p.range_high_images_per_sec > 0.0)) {
+      const auto [lo, hi] = interval_ratios(r.time_log_sd, p);
+      j["time_to_target_s_interval"] = Json::array({p.time_to_target_s / hi, p.time_to_target_s / lo});
     }
     preds.push_back(std::move(j));
   }
@@ -109,6 +131,9 @@ Json report_to_json(const Report& r) {
               {"stack", r.stack}, {"calibration", r.calibration_source}, {"predictions", preds}};
   if (r.interval_log_sd > 0.0) out["interval"] = {{"level", 0.9}, {"log_sd", r.interval_log_sd}};
   if (!r.time_basis.empty()) out["time_to_target"] = {{"basis", r.time_basis}, {"log_sd", r.time_log_sd}};
+  if (r.assumed_rate)
+    out["assumed_nic_rate"] = {{"cluster", r.assumed_rate->cluster}, {"stated_Bps", r.assumed_rate->stated_Bps},
+                               {"range_Bps", {r.assumed_rate->low_Bps, r.assumed_rate->high_Bps}}};
   return out;
 }
 
@@ -122,14 +147,20 @@ std::string report_table(const Report& r) {
                            ? fmt::format("; 90% interval of images/s from its cross-validated error (x{:.3f}^-+1)",
                                          interval_factor(r.interval_log_sd))
                            : std::string());
+  if (r.assumed_rate)
+    out << fmt::format("{}'s NIC rate is an assumption ({} per direction): on several nodes the interval covers the "
+                       "predictions at {} and at {} too\n", r.assumed_rate->cluster,
+                       format_bandwidth(r.assumed_rate->stated_Bps), format_bandwidth(r.assumed_rate->low_Bps),
+                       format_bandwidth(r.assumed_rate->high_Bps));
   out << fmt::format("{:>5} {:>5} {:>12} {:>12} {:>19} {:>8} {:>7} {:>9} {:>11} {:>12} {:>10}\n", "gpus", "nodes",
                      "iteration", "images/s", "90% interval", "speedup", "effic.", "vs 1 node", "compute",
                      "exposed comm", "staleness");
   for (const PointResult& p : r.predictions) {
     const std::string stale = p.sync == "sync" ? "-" : fmt::format("{:.2f}", p.staleness_mean);
     const std::string node = p.speedup_over_one_node > 0.0 ? fmt::format("{:.2f}", p.speedup_over_one_node) : "-";
-    const auto [lo, hi] = prediction_interval(p.images_per_sec, r.interval_log_sd);
-    const std::string range = r.interval_log_sd > 0.0 ? fmt::format("{:.1f}-{:.1f}", lo, hi) : "-";
+    const auto [lo, hi] = interval_ratios(r.interval_log_sd, p);
+    const std::string range =
+        has_interval(r, p) ? fmt::format("{:.1f}-{:.1f}", p.images_per_sec * lo, p.images_per_sec * hi) : "-";
     out << fmt::format("{:>5} {:>5} {:>12} {:>12.1f} {:>19} {:>8.2f} {:>6.1f}% {:>9} {:>11} {:>12} {:>10}\n", p.gpus,
                        p.nodes, format_seconds(p.iteration_s), p.images_per_sec, range, p.speedup,
                        100.0 * p.efficiency, node, format_seconds(p.compute_s), format_seconds(p.exposed_comm_s), stale);
@@ -143,9 +174,11 @@ std::string report_table(const Report& r) {
                        "images", "time", "90% interval", fmt::format("vs {} GPU{}", r.predictions.front().gpus,
                                                                       r.predictions.front().gpus > 1 ? "s" : ""));
     for (const PointResult& p : r.predictions) {
-      const auto [lo, hi] = prediction_interval(p.time_to_target_s, r.time_log_sd);
-      const std::string range =
-          r.time_log_sd > 0.0 ? fmt::format("{}-{}", format_duration(lo), format_duration(hi)) : std::string("-");
+      const auto [lo, hi] = interval_ratios(r.time_log_sd, p);
+      const std::string range = r.time_log_sd > 0.0 || p.range_high_images_per_sec > 0.0
+                                    ? fmt::format("{}-{}", format_duration(p.time_to_target_s / hi),
+                                                  format_duration(p.time_to_target_s / lo))
+                                    : std::string("-");
       out << fmt::format("{:>5} {:>12.0f} {:>10} {:>14.4g} {:>12} {:>23} {:>10.2f}x\n", p.gpus, p.update_batch,
                          p.sync == "sync" ? std::string("-") : fmt::format("{:.2f}", p.staleness_mean),
                          p.images_to_target, format_duration(p.time_to_target_s), range,

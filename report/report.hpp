@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,8 +55,18 @@ struct PointResult {
   double update_batch = 0.0;
   double images_to_target = 0.0;
   double time_to_target_s = 0.0;
+  // On several nodes of a cluster whose NIC rate is an assumption with a range (Report::assumed_rate): images/s
+  // simulated at the low and the high end of the range (the smaller first); 0, 0 elsewhere.
+  double range_low_images_per_sec = 0.0, range_high_images_per_sec = 0.0;
   std::vector<std::string> tracks;  // endpoint names
   std::vector<TraceEvent> trace;    // when requested
+};
+
+// A cluster's NIC rate that its file assumes, with the range the assumption leaves open (clusters/README.md:
+// network.nic_link.bandwidth_range), in bytes/s per direction.
+struct AssumedRate {
+  std::string cluster;
+  double stated_Bps = 0.0, low_Bps = 0.0, high_Bps = 0.0;
 };
 
 struct Report {
@@ -72,6 +83,9 @@ struct Report {
   // and the log spread of its interval (the convergence model's and the throughput's, combined); "" when none.
   std::string time_basis;
   double time_log_sd = 0.0;
+  // Set where the cluster's NIC rate is an assumption with a range: points on several nodes are simulated at both
+  // ends too (PointResult::range_*), and their intervals cover both.
+  std::optional<AssumedRate> assumed_rate;
   std::vector<PointResult> predictions;
 };
 
@@ -80,6 +94,13 @@ struct Report {
 constexpr double kZ90 = 1.6448536269514722;
 double interval_factor(double log_sd);
 std::pair<double, double> prediction_interval(double x, double log_sd);
+// The 90% interval of a predicted images/s x as ratios to it, {low, high}: x ×/÷ interval_factor(log_sd) around x
+// and, where x has a range [range_low, range_high] (PointResult::range_*; range_high 0: none), around both ends
+// of it too: low = min(1, range_low / x) / factor, high = max(1, range_high / x) * factor. {1, 1} when neither.
+std::pair<double, double> interval_ratios(double log_sd, double x, double range_low, double range_high);
+std::pair<double, double> interval_ratios(double log_sd, const PointResult& p);
+// Whether a point of the report has an interval: the calibration gives one, or the point has a range.
+bool has_interval(const Report& r, const PointResult& p);
 // The label of an error (predicted - measured) / measured, as tables and charts write it: "+3.1%", "-12.0%".
 std::string error_label(double error);
 

@@ -47,9 +47,13 @@ Validation make_validation(const std::vector<RunRecord>& measured, const std::ve
 void set_intervals(Validation& v, double log_sd) {
   v.interval_log_sd = log_sd;
   v.inside_interval = 0;
-  if (log_sd <= 0.0) return;
   for (ValidationRow& r : v.rows) {
-    std::tie(r.interval_low, r.interval_high) = prediction_interval(r.predicted_images_per_sec, log_sd);
+    r.interval_low = r.interval_high = 0.0;
+    if (log_sd <= 0.0 && r.range_high_images_per_sec <= 0.0) continue;
+    const double x = r.predicted_images_per_sec;
+    const auto [lo, hi] = interval_ratios(log_sd, x, r.range_low_images_per_sec, r.range_high_images_per_sec);
+    r.interval_low = x * lo;
+    r.interval_high = x * hi;
     if (r.measured_images_per_sec >= r.interval_low && r.measured_images_per_sec <= r.interval_high) ++v.inside_interval;
   }
 }
@@ -65,9 +69,13 @@ Json validation_to_json(const Validation& v) {
                     {"measured_std_error", r.measured_std_error},
                     {"fidelity", r.fidelity}});
   Json out = {{"runs", runs}, {"mape", v.mape}};
+  for (size_t i = 0; i < v.rows.size(); ++i) {
+    const ValidationRow& r = v.rows[i];
+    if (r.interval_high > 0.0) out["runs"][i]["predicted_interval"] = {r.interval_low, r.interval_high};
+    if (r.range_high_images_per_sec > 0.0)
+      out["runs"][i]["predicted_assumed_range"] = {r.range_low_images_per_sec, r.range_high_images_per_sec};
+  }
   if (v.interval_log_sd > 0.0) {
-    for (size_t i = 0; i < v.rows.size(); ++i)
-      out["runs"][i]["predicted_interval"] = {v.rows[i].interval_low, v.rows[i].interval_high};
     out["interval"] = {{"level", 0.9}, {"log_sd", v.interval_log_sd}, {"inside", v.inside_interval},
                        {"runs", v.rows.size()}};
   }
@@ -104,6 +112,11 @@ std::string validation_table(const Validation& v) {
   if (v.interval_log_sd > 0.0)
     out += fmt::format("inside the 90% prediction interval: {} of {} runs ({:.0f}%)\n", v.inside_interval,
                        v.rows.size(), v.rows.empty() ? 0.0 : 100.0 * v.inside_interval / static_cast<double>(v.rows.size()));
+  const auto ranged = std::count_if(v.rows.begin(), v.rows.end(),
+                                    [](const ValidationRow& r) { return r.range_high_images_per_sec > 0.0; });
+  if (ranged > 0)
+    out += fmt::format("{} of the runs are on several nodes of a cluster whose NIC rate is an assumption with a range: "
+                       "each is predicted at both ends of it too, and its interval covers them\n", ranged);
   return out;
 }
 

@@ -43,6 +43,9 @@ struct ValidationRow {
   int repeats = 1;                    // runs pooled into the measured figure (calibrate/measurements.hpp)
   double measured_std_error = 0.0;    // relative standard error of the measured figure (0 for one run)
   double interval_low = 0.0, interval_high = 0.0;  // the prediction's 90% interval (0, 0 without one)
+  // A run on several nodes of a cluster whose NIC rate is an assumption with a range: images/s predicted at its low
+  // and high end (the smaller first), which the interval covers too (report.hpp: interval_ratios); 0, 0 elsewhere.
+  double range_low_images_per_sec = 0.0, range_high_images_per_sec = 0.0;
   std::string fidelity = "";  // the simulator that predicted it ("message" or "fast": predict's rule); "" when unknown
   RunLabels run;
 };
@@ -64,11 +67,12 @@ Validation make_validation(const std::vector<std::string>& ids, const std::vecto
 // images/s from both.
 Validation make_validation(const std::vector<RunRecord>& measured, const std::vector<RunRecord>& predicted);
 
-// Sets every row's 90% interval from log_sd and counts the measured figures inside.
+// Sets every row's 90% interval from log_sd and its range (interval_ratios) and counts the measured figures inside;
+// with log_sd 0 only rows with a range get one.
 void set_intervals(Validation& v, double log_sd);
 
 // {"runs": [{"id", "measured_images_per_sec", "predicted_images_per_sec", "error", "repeats",
-// "measured_std_error", "fidelity"[, "predicted_interval"]}], "mape"[, "interval"]}
+// "measured_std_error", "fidelity"[, "predicted_interval"][, "predicted_assumed_range"]}], "mape"[, "interval"]}
 Json validation_to_json(const Validation& v);
 // One line per run and the MAPE, for people; with repeats, their number and the measured figure's standard error.
 std::string validation_table(const Validation& v);

@@ -170,7 +170,9 @@ Calibration Calibration::for_run(const std::string& model_name, const std::strin
 }
 
 double Calibration::link_bandwidth_Bps(const std::string& edge_kind, double wire_Bps) const {
-  const double bandwidth = wire_Bps * link(link_class_of(edge_kind)).bandwidth_factor;
+  // NIC links and the fat tree's uplinks (sized from the NIC rate) follow an assumed NIC rate's scale.
+  const double wire = edge_kind == "network" || edge_kind == "uplink" ? wire_Bps * network_wire_scale : wire_Bps;
+  const double bandwidth = wire * link(link_class_of(edge_kind)).bandwidth_factor;
   return edge_kind == "network" && network_ceiling_Bps > 0.0 ? std::min(bandwidth, network_ceiling_Bps) : bandwidth;
 }
 

@@ -160,6 +160,11 @@ struct Calibration {
   double input_cost_per_image_s = 0.0;
   std::map<std::string, StackCosts> stacks;          // by stack name (tensorflow, mxnet, mpi, nccl)
   double network_ceiling_Bps = 0.0;                  // the run's stack ceiling (for_run sets it); 0: none
+  // The wire rate of the network links (edge kinds "network", NIC <-> switch, and "uplink", a fat tree's leaf <->
+  // spine, sized from the NIC rate) times this, before
+  // the link factor and the ceiling: predict and validate simulate the ends of a cluster's assumed NIC range with it
+  // (NetworkRange, sim/predict.hpp). Not in calibration files; 1: the cluster's stated rate.
+  double network_wire_scale = 1.0;
   // "prediction_interval": {"log_sd": s, ...}: the standard deviation of log(predicted / measured) over
   // cross-validated predictions (runs left out of the fit that predicted them: scripts/fit-calibrations); predict
   // gives 90% intervals x * exp(-+1.645 s). 0: unknown, no interval.

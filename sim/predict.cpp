@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 
 #include "core/error.hpp"
@@ -163,13 +164,35 @@ DispatchFloor dispatch_floor(const plan::Scenario& scenario, const Calibration& 
   return dispatch_floor(worker_step(scenario, calibration));
 }
 
+std::optional<report::AssumedRate> assumed_rate(const topology::ClusterSpec& spec) {
+  if (spec.network.kind == topology::NetworkKind::kNone || !spec.network.has_nic_range()) return std::nullopt;
+  return report::AssumedRate{spec.name, spec.network.nic_link.bandwidth_Bps, spec.network.nic_bandwidth_low_Bps,
+                             spec.network.nic_bandwidth_high_Bps};
+}
+
+Calibration at_network_rate(const Calibration& calibration, const report::AssumedRate& rate, double rate_Bps) {
+  Calibration c = calibration;
+  c.network_wire_scale *= rate_Bps / rate.stated_Bps;
+  return c;
+}
+
+int predict_simulations(const plan::Scenario& scenario, const std::vector<int>& gpus) {
+  const topology::ClusterSpec spec = plan::load_scenario_cluster_spec(scenario);
+  const bool ranged = assumed_rate(spec).has_value();
+  int n = std::find(gpus.begin(), gpus.end(), 1) != gpus.end() ? 0 : 1;
+  for (int g : gpus) n += ranged && plan::cluster_nodes_needed(scenario, spec.node.devices_per_node, g) > 1 ? 3 : 1;
+  return n;
+}
+
 report::Report predict(const plan::Scenario& scenario, const PredictOptions& options) {
   report::Report report;
   report.scenario = scenario.name;
   report.scheme = scenario.scheme.describe();
   report.cluster = scenario.cluster;
   report.model = scenario.model;
-  report.stack = run_stack(scenario, plan::load_scenario_cluster(scenario, 1));
+  const topology::Cluster one_gpu = plan::load_scenario_cluster(scenario, 1);
+  report.stack = run_stack(scenario, one_gpu);
+  report.assumed_rate = assumed_rate(one_gpu.spec());
   report.calibration_source = options.calibration_source;
   report.interval_log_sd = options.calibration.prediction_log_sd;
   const std::vector<int> gpus = sweep_of(scenario, options.gpus);
@@ -180,9 +203,22 @@ report::Report predict(const plan::Scenario& scenario, const PredictOptions& opt
     report.predictions.push_back(std::move(p));
     if (options.on_point) options.on_point(g);
   }
+  RunOptions quiet = options.run;
+  quiet.trace = false;
+  if (report.assumed_rate)
+    for (report::PointResult& p : report.predictions) {
+      if (p.nodes <= 1) continue;  // nothing crosses the network
+      double ends[2];
+      for (int i = 0; i < 2; ++i) {
+        const report::AssumedRate& rate = *report.assumed_rate;
+        const Calibration at = at_network_rate(options.calibration, rate, i == 0 ? rate.low_Bps : rate.high_Bps);
+        ends[i] = simulate_point_forked(scenario, p.gpus, at, quiet, options.fidelity).images_per_sec;
+        if (options.on_point) options.on_point(p.gpus);
+      }
+      p.range_low_images_per_sec = std::min(ends[0], ends[1]);
+      p.range_high_images_per_sec = std::max(ends[0], ends[1]);
+    }
   if (base_images_per_sec == 0.0) {
-    RunOptions quiet = options.run;
-    quiet.trace = false;
     base_images_per_sec = simulate_point_forked(scenario, 1, options.calibration, quiet, options.fidelity).images_per_sec;
     if (options.on_point) options.on_point(1);
   }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,7 +64,18 @@ report::PointResult simulate_point_forked(const plan::Scenario& scenario, int gp
 report::PointResult simulate_point_forked(const plan::Scenario& scenario, int gpus, const Calibration& calibration,
                                           const RunOptions& options, Fidelity fidelity);
 
+// The cluster's assumed NIC rate and its range (network.nic_link.bandwidth_range), if its file gives one.
+std::optional<report::AssumedRate> assumed_rate(const topology::ClusterSpec& spec);
+// `calibration` with the cluster's network links at `rate_Bps` instead of the stated rate
+// (Calibration::network_wire_scale): what a simulation at one end of the range uses.
+Calibration at_network_rate(const Calibration& calibration, const report::AssumedRate& rate, double rate_Bps);
+
+// Simulates the sweep; where the cluster's NIC rate is assumed with a range, each point on several nodes also at
+// both ends of it (report::Report::assumed_rate, PointResult::range_*).
 report::Report predict(const plan::Scenario& scenario, const PredictOptions& options);
+// How many simulations predict runs for the sweep `gpus` (for progress): its points, the 1-GPU base where the sweep
+// lacks it, and two more for each point on several nodes where the cluster's NIC rate has a range.
+int predict_simulations(const plan::Scenario& scenario, const std::vector<int>& gpus);
 
 // One worker's step at one GPU, lowered once for predict's notes below: the point (its compute items; no
 // schedules), the stack that runs it, and the calibration as that stack and model apply it (Calibration::for_run).

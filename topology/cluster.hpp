@@ -71,6 +71,10 @@ struct NetworkSpec {
   int nodes_per_leaf = 0;           // fat tree: nodes under one leaf switch
   double oversubscription = 1.0;    // fat tree: leaf downlink capacity / uplink capacity
   std::string assumption;           // what is assumed where the vendor gives no number
+  // nic_link.bandwidth_range: where the NIC rate is assumed, the range the assumption leaves open (bytes/s per
+  // direction, low <= nic_link.bandwidth <= high; both 0: no range). predict and validate simulate both ends.
+  double nic_bandwidth_low_Bps = 0.0, nic_bandwidth_high_Bps = 0.0;
+  bool has_nic_range() const { return nic_bandwidth_high_Bps > 0.0; }
 };
 
 struct ClusterSpec {

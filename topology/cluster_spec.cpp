@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -16,6 +17,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/units.hpp"
 #include "topology/builtin_clusters.hpp"
 #include "topology/cluster.hpp"
 
@@ -218,6 +220,34 @@ NodeSpec parse_node(JsonObject o) {
   return n;
 }
 
+// nic_link's "bandwidth_range": [low, high], two bandwidths around the stated one (an assumption's bounds).
+void read_bandwidth_range(const JsonObject& link, NetworkSpec& net) {
+  const Json& range = link.get_array("bandwidth_range");
+  const std::string path = link.path_of("bandwidth_range");
+  if (range.size() != 2)
+    throw InputError(link.file(), path, fmt::format("two bandwidths [low, high] (got {} elements)", range.size()));
+  double ends[2] = {0.0, 0.0};
+  for (size_t i = 0; i < 2; ++i) {
+    const std::string at = fmt::format("{}/{}", path, i);
+    if (range[i].is_number())
+      ends[i] = range[i].get<double>();
+    else if (range[i].is_string())
+      ends[i] = parse_quantity(range[i].get<std::string>(), Quantity::kBandwidthBytesPerSec, link.file(), at);
+    else
+      throw InputError(link.file(), at, fmt::format("a bandwidth (a number or a string with units), got {}",
+                                                    json_type_name(range[i])));
+    if (!std::isfinite(ends[i]) || ends[i] <= 0.0)
+      throw InputError(link.file(), at, fmt::format("a positive bandwidth (got {})", ends[i]));
+  }
+  const double stated = net.nic_link.bandwidth_Bps;
+  if (!(ends[0] <= stated && stated <= ends[1] && ends[0] < ends[1]))
+    throw InputError(link.file(), path,
+                     fmt::format("[low, high] with low <= bandwidth <= high and low < high (got [{}, {}] around {})",
+                                 format_bandwidth(ends[0]), format_bandwidth(ends[1]), format_bandwidth(stated)));
+  net.nic_bandwidth_low_Bps = ends[0];
+  net.nic_bandwidth_high_Bps = ends[1];
+}
+
 NetworkSpec parse_network(JsonObject o) {
   allow_docs(o);
   NetworkSpec net;
@@ -228,6 +258,7 @@ NetworkSpec parse_network(JsonObject o) {
     JsonObject link = o.get_object("nic_link");
     allow_docs(link);
     net.nic_link = read_link_fields(link);
+    if (link.has("bandwidth_range")) read_bandwidth_range(link, net);
     link.finish();
     net.switch_latency_s = read_latency(o, "switch_latency", 0.0);
   }

@@ -88,6 +88,9 @@ Json describe_cluster_json(const Cluster& c) {
   Json network = {{"kind", network_kind_name(s.network.kind)}, {"assumption", s.network.assumption}};
   if (s.network.kind != NetworkKind::kNone) {
     network["nic_link"] = link_json(s.network.nic_link);
+    if (s.network.has_nic_range())
+      network["nic_link"]["bandwidth_range_Bps"] = {s.network.nic_bandwidth_low_Bps,
+                                                    s.network.nic_bandwidth_high_Bps};
     network["switch_latency_s"] = s.network.switch_latency_s;
     network["nics_per_node"] = s.node.nics;
   }
@@ -146,6 +149,10 @@ std::string format_cluster_table(const Cluster& c) {
                        format_seconds(s.network.switch_latency_s));
   if (s.network.kind == NetworkKind::kFatTree)
     out << fmt::format(", {} nodes per leaf, oversubscription {}", s.network.nodes_per_leaf, s.network.oversubscription);
+  if (s.network.kind != NetworkKind::kNone && s.network.has_nic_range())
+    out << fmt::format("; the NIC rate is assumed, within {} to {} (predict shows both ends)",
+                       format_bandwidth(s.network.nic_bandwidth_low_Bps),
+                       format_bandwidth(s.network.nic_bandwidth_high_Bps));
   out << "\n\n";
 
   // Links of node 0 and of the network (other nodes repeat node 0).

@@ -230,6 +230,51 @@ TEST_CASE("the 90% interval of each prediction and how many measured runs fall i
   CHECK_FALSE(validation_to_json(v).contains("interval"));
 }
 
+TEST_CASE("a run predicted at both ends of an assumed NIC rate: its interval covers them", "[unit]") {
+  Validation v = make_validation({"a", "b", "c"}, {100.0, 100.0, 100.0}, {60.0, 60.0, 130.0});
+  v.rows[0].range_low_images_per_sec = 60.0;  // the stated rate is the low end; the high end predicts 95
+  v.rows[0].range_high_images_per_sec = 95.0;
+  const double f = std::exp(1.6448536269514722 * 0.1);
+  set_intervals(v, 0.1);
+  CHECK(v.rows[0].interval_low == Approx(60.0 / f));
+  CHECK(v.rows[0].interval_high == Approx(95.0 * f));  // 112: 100 measured is inside
+  CHECK(v.rows[1].interval_high == Approx(60.0 * f));  // 70.7: without a range it is not
+  CHECK(v.inside_interval == 1);  // a only: c's 130 / 1.179 = 110.3 leaves 100 out
+  const Json j = validation_to_json(v);
+  CHECK(j.at("runs").at(0).at("predicted_assumed_range") == Json::array({60.0, 95.0}));
+  CHECK_FALSE(j.at("runs").at(1).contains("predicted_assumed_range"));
+  CHECK_THAT(validation_table(v), Catch::Contains("1 of the runs are on several nodes of a cluster whose NIC rate"));
+  set_intervals(v, 0.0);  // no calibrated interval: only the range's
+  CHECK(v.rows[0].interval_low == 60.0);
+  CHECK(v.rows[0].interval_high == 95.0);
+  CHECK(v.rows[1].interval_high == 0.0);
+  CHECK(validation_to_json(v).at("runs").at(0).contains("predicted_interval"));
+  CHECK_FALSE(validation_to_json(v).at("runs").at(1).contains("predicted_interval"));
+}
+
+TEST_CASE("validate predicts a run on several p2.xlarge at both ends of the assumed NIC rate", "[unit]") {
+  // aws-p2.xlarge states 1 Gbit/s within 1-10 Gbit/s; its what-if cluster file states 10 Gbit/s, nothing else changed.
+  const auto run = [](const std::string& id, const std::string& cluster, int nodes) {
+    return Json{{"id", id}, {"cluster", cluster}, {"nodes", nodes}, {"gpus_per_node", 1}, {"model", "resnet50_v1"},
+                {"batch_per_gpu", 64}, {"framework", "tensorflow"}, {"images_per_sec", 150.0},
+                {"scheme", {{"name", "ps"}, {"placement", "colocated"}, {"servers", nodes}}}};
+  };
+  const std::string what_if = std::string(SCALETWIN_SOURCE_DIR) + "/scenarios/what-if/aws-p2.xlarge-10gbe.json";
+  const Json doc = {{"format", "scaletwin-measurements/1"},
+                    {"runs", {run("stated", "aws-p2.xlarge", 4), run("one", "aws-p2.xlarge", 1),
+                              run("fast", what_if, 4)}}};
+  const Validation v = validate_runs(parse_measurements(doc, "m.json"), scaletwin::sim::default_calibration(), 2);
+  REQUIRE(v.rows.size() == 3);
+  const ValidationRow& stated = v.rows[0];
+  CHECK(stated.range_low_images_per_sec == Approx(stated.predicted_images_per_sec).epsilon(1e-9));
+  CHECK(stated.range_high_images_per_sec == Approx(v.rows[2].predicted_images_per_sec).epsilon(1e-9));
+  CHECK(stated.range_high_images_per_sec > 1.2 * stated.predicted_images_per_sec);  // the network decides
+  CHECK(stated.interval_low == stated.range_low_images_per_sec);  // no calibrated interval: the range alone
+  CHECK(stated.interval_high == stated.range_high_images_per_sec);
+  CHECK(v.rows[1].range_high_images_per_sec == 0.0);  // one instance: nothing crosses the network
+  CHECK(v.rows[2].range_high_images_per_sec == 0.0);  // the what-if states its rate without a range
+}
+
 TEST_CASE("validate simulates each run as predict would: message level up to 64 GPUs, the fast mode above", "[unit]") {
   const Json doc = {{"format", "scaletwin-measurements/1"},
                     {"runs",

@@ -1,8 +1,8 @@
 // The figures README.md and calibrate/README.md quote for the shipped K80 calibration, recomputed from the binary,
 // so a change that moves one past its stated precision fails here: the in-sample error on the published runs and
 // its interval coverage, the held-out predictions' error and coverage (from the shipped files), BSC's 16-node
-// speedup with and without the 1 Gbit/s what-if, TensorFlow on p2.xlarge at 1 and 10 Gbit/s, and the share of a
-// step TensorFlow's dispatch floor lifts.
+// speedup with and without the 1 Gbit/s what-if, TensorFlow on p2.xlarge at 1 and 10 Gbit/s (and the interval that
+// covers both), and the share of a step TensorFlow's dispatch floor lifts.
 #include <catch2/catch.hpp>
 
 #include "run_binary.hpp"
@@ -49,18 +49,35 @@ TEST_CASE("README: BSC's 16-node speedup with the shipped calibration, and under
 }
 
 TEST_CASE("README: TensorFlow on 8 and 64 p2.xlarge under the assumed 1 Gbit/s and the 10 Gbit/s what-if", "[cli]") {
-  const auto speedups = [](const std::string& scenario) {
-    const auto j = predict_json(scenario, "1,8,64");
+  const auto slow = predict_json("scenarios/tf-p2x-resnet50-ps.json", "1,8,64");
+  const auto fast = predict_json("scenarios/what-if/tf-p2x-resnet50-ps-10gbe.json", "1,8,64");
+  const auto speedup = [](const nlohmann::json& j, size_t i) {
     CHECK(j.at("stack") == "tensorflow");
-    const auto& p = j.at("predictions");
-    return std::pair(p.at(1).at("speedup").get<double>(), p.at(2).at("speedup").get<double>());
+    return j.at("predictions").at(i).at("speedup").get<double>();
   };
-  const auto [slow8, slow64] = speedups("scenarios/tf-p2x-resnet50-ps.json");
-  CHECK(slow8 == Approx(5.12).margin(0.01));
-  CHECK(slow64 == Approx(36.25).margin(0.01));
-  const auto [fast8, fast64] = speedups("scenarios/what-if/tf-p2x-resnet50-ps-10gbe.json");
-  CHECK(fast8 == Approx(7.43).margin(0.01));
-  CHECK(fast64 == Approx(56.69).margin(0.01));
+  CHECK(speedup(slow, 1) == Approx(5.12).margin(0.01));
+  CHECK(speedup(slow, 2) == Approx(36.25).margin(0.01));
+  CHECK(speedup(fast, 1) == Approx(7.43).margin(0.01));
+  CHECK(speedup(fast, 2) == Approx(56.69).margin(0.01));
+  // The cluster file states its 1 Gbit/s as an assumption within 1-10 Gbit/s: predict simulates every point on
+  // several instances at both ends, the what-if's rate among them, and its interval covers both.
+  CHECK(slow.at("assumed_nic_rate").at("range_Bps") == nlohmann::json::array({1.25e8, 1.25e9}));
+  CHECK_FALSE(fast.contains("assumed_nic_rate"));
+  CHECK_FALSE(slow.at("predictions").at(0).contains("assumed_range_images_per_sec"));  // one instance
+  for (size_t i : {1, 2}) {
+    const auto& p = slow.at("predictions").at(i);
+    const double rate = p.at("images_per_sec").get<double>();
+    const auto& range = p.at("assumed_range_images_per_sec");
+    CHECK(range.at(0).get<double>() == Approx(rate).epsilon(1e-9));  // the stated rate is the low end
+    CHECK(range.at(1).get<double>() == Approx(fast.at("predictions").at(i).at("images_per_sec").get<double>()));
+    CHECK(p.at("images_per_sec_interval").at(0).get<double>() < rate);
+    CHECK(p.at("images_per_sec_interval").at(1).get<double>() > range.at(1).get<double>());
+  }
+  CHECK(slow.at("predictions").at(2).at("images_per_sec").get<double>() == Approx(1832).margin(0.5));  // README
+  CHECK(fast.at("predictions").at(2).at("images_per_sec").get<double>() == Approx(2865).margin(0.5));
+  const auto& at64 = slow.at("predictions").at(2).at("images_per_sec_interval");
+  CHECK(at64.at(0).get<double>() == Approx(1522).margin(0.5));
+  CHECK(at64.at(1).get<double>() == Approx(3449).margin(0.5));
 }
 
 TEST_CASE("README: the share of a ResNet-50 step that TensorFlow's dispatch floor lifts at batch 8 32 and 64", "[cli]") {

@@ -139,6 +139,12 @@ TEST_CASE("the stack's ceiling caps NIC links only, and never below a slower wir
   CHECK(c.link_bandwidth_Bps("uplink", 5e9) == 5e9);
   c.links[sim::LinkClass::kNetwork].bandwidth_factor = 0.5;
   CHECK(c.link_bandwidth_Bps("network", 1e9) == 5e8);
+  // An assumed NIC rate's other end (predict's range): NIC links and uplinks scale before the factor and the ceiling.
+  c.network_wire_scale = 10.0;
+  CHECK(c.link_bandwidth_Bps("network", 1e8) == 5e8);   // 1e9 x 0.5, under the 6e8 ceiling
+  CHECK(c.link_bandwidth_Bps("network", 1.25e8) == 6e8);  // 6.25e8: the ceiling
+  CHECK(c.link_bandwidth_Bps("uplink", 5e9) == 2.5e10);
+  CHECK(c.link_bandwidth_Bps("pcie", 1.13e10) == 1.13e10);
 }
 
 TEST_CASE("a slower network under a ceiling above its wire predicts as with no ceiling", "[sim]") {

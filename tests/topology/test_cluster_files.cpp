@@ -59,6 +59,22 @@ TEST_CASE("quantities with units in a cluster file", "[topology]") {
   CHECK(s.node.links[6].kind == "pcie");
 }
 
+TEST_CASE("an assumed NIC rate may state the range it leaves open", "[topology]") {
+  Json j = small_cluster_json();
+  CHECK_FALSE(parse_cluster_spec(j, "small.json").network.has_nic_range());
+  j["network"]["nic_link"]["bandwidth"] = "1Gbps";
+  j["network"]["nic_link"]["bandwidth_range"] = {"1Gbps", 1.25e9};  // units or SI bytes/s
+  const ClusterSpec s = parse_cluster_spec(j, "small.json");
+  REQUIRE(s.network.has_nic_range());
+  CHECK(s.network.nic_bandwidth_low_Bps == 1.25e8);
+  CHECK(s.network.nic_bandwidth_high_Bps == 1.25e9);
+  CHECK(s.network.nic_link.bandwidth_Bps == 1.25e8);  // the stated rate is what is simulated
+  CHECK(describe_cluster_json(Cluster(s, 2)).at("network").at("nic_link").at("bandwidth_range_Bps") ==
+        Json::array({1.25e8, 1.25e9}));
+  CHECK_THAT(format_cluster_table(Cluster(s, 2)), Catch::Contains("the NIC rate is assumed, within 125.00 MB/s to "
+                                                                   "1.25 GB/s"));
+}
+
 TEST_CASE("a route never passes through a device", "[topology]") {
   Json j = small_cluster_json();
   // A fast direct link gpu0 <-> gpu2: gpu0 -> gpu2 -> board1 -> gpu3 would be the quickest way to gpu3.
@@ -165,6 +181,16 @@ TEST_CASE("bad cluster files name the file, the JSON path and what was expected"
       {"duplicate-link", [](Json& j) { j["node"]["links"].push_back({{"a", "cpu"}, {"b", "nic0"}, {"bandwidth", 1e9}, {"latency", 0}}); },
        "/node/links/3", "at most one link between"},
       {"missing-cpu", [](Json& j) { j["node"].erase("cpu"); }, "/node/cpu", "required field"},
+      {"range-not-array", [](Json& j) { j["network"]["nic_link"]["bandwidth_range"] = "1-10Gbps"; },
+       "/network/nic_link/bandwidth_range", "an array"},
+      {"range-one-end", [](Json& j) { j["network"]["nic_link"]["bandwidth_range"] = {"1Gbps"}; },
+       "/network/nic_link/bandwidth_range", "two bandwidths [low, high] (got 1 elements)"},
+      {"range-bad-unit", [](Json& j) { j["network"]["nic_link"]["bandwidth_range"] = {"1Gbps", "10 furlongs"}; },
+       "/network/nic_link/bandwidth_range/1", "bandwidth"},
+      {"range-zero", [](Json& j) { j["network"]["nic_link"]["bandwidth_range"] = {0, "10Gbps"}; },
+       "/network/nic_link/bandwidth_range/0", "a positive bandwidth"},
+      {"range-misses-rate", [](Json& j) { j["network"]["nic_link"]["bandwidth_range"] = {"1Gbps", "5Gbps"}; },
+       "/network/nic_link/bandwidth_range", "low <= bandwidth <= high"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.name);
