@@ -1,11 +1,13 @@
 // scaletwin validate: predicts every measured run with a calibration and reports the error of each and the MAPE.
 //
 //   scaletwin validate --calibration FILE|shipped:NAME|none --measurements FILE [--measurements FILE ...]
-//                      [--cv 'FIELD OP VALUE'] [--json FILE] [--jobs N] [--report DIR] [--quiet]
+//                      [--cv 'FIELD OP VALUE'] [--by FIELD,...] [--json FILE] [--jobs N] [--report DIR] [--quiet]
 //   scaletwin validate --convergence FILE --measurements FILE [--measurements FILE ...] [--json FILE]
 //
 // --cv 'nodes<=2' calibrates on the runs the filter selects (starting from --calibration, default the built-in
 // defaults) and validates the others: calibrate small, predict large; 'model!=vgg16' leaves one model out.
+// --by framework,model adds a line per group of runs that share those fields' values (calibrate/measurements.hpp:
+// run_field): their count, MAPE, largest |error| and how many lie inside their interval (JSON "groups").
 //
 // --json: {"runs": [{"id", "measured_images_per_sec", "predicted_images_per_sec", "error"}], "mape"} with
 // error = (predicted - measured) / measured and mape = mean |error| in percent (../shared/spec.md).
@@ -16,6 +18,7 @@
 // --target-accuracy: each run's images and time to the target predicted (the time at the run's own measured pace),
 // the error per run, the MAPE, how many fall inside the 90% interval, and the run-to-run spread of repeated
 // configurations beside it.
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -48,7 +51,31 @@ struct ValidateArgs {
   int jobs = 2;
   bool quiet = false;
   std::string convergence;
+  std::string by;
 };
+
+// --by FIELD[,FIELD...]: the fields to group the runs by, each one that some run has (run_field).
+std::vector<std::string> group_fields(const std::string& by, const std::vector<calibrate::MeasuredRun>& runs) {
+  std::vector<std::string> fields;
+  size_t start = 0;
+  while (start <= by.size()) {
+    const size_t comma = std::min(by.find(',', start), by.size());
+    std::string field = by.substr(start, comma - start);
+    field.erase(0, field.find_first_not_of(' '));
+    field.erase(field.find_last_not_of(' ') + 1);
+    const bool known = std::any_of(runs.begin(), runs.end(), [&](const calibrate::MeasuredRun& r) {
+      return !calibrate::run_field(r, field).empty();
+    });
+    if (field.empty() || !known)
+      throw InputError("", "--by",
+                       fmt::format("run fields separated by commas, each one the runs have: framework, model, cluster, "
+                                   "nodes, gpus, gpus_per_node, batch_per_gpu, data, scheme, or a field of their own "
+                                   "(no run has \"{}\")", field));
+    fields.push_back(field);
+    start = comma + 1;
+  }
+  return fields;
+}
 
 void write_report(const ValidateArgs& a, const report::Validation& v, const sim::Calibration& calibration) {
   std::filesystem::create_directories(a.report_dir);
@@ -110,6 +137,7 @@ int run_validate(const ValidateArgs& a) {
   const std::string device =
       runs.empty() ? "" : plan::load_scenario_cluster(calibrate::scenario_of(runs.front()), 1).spec().node.device.name;
   sim::Calibration calibration = sim::choose_calibration(a.calibration.empty() ? "none" : a.calibration, device).calibration;
+  const std::vector<std::string> fields = a.by.empty() ? std::vector<std::string>{} : group_fields(a.by, runs);
   if (!a.cv.empty()) calibration = fit_for_cv(a, runs, calibration);
   Progress progress("validate", runs.size(), progress_style_for_stderr(a.quiet));
   report::Validation v;
@@ -118,6 +146,14 @@ int run_validate(const ValidateArgs& a) {
     v = calibrate::validate_runs(runs, calibration, a.jobs);
   }
   progress.finish();
+  if (!fields.empty()) {
+    std::vector<std::vector<std::string>> keys;
+    for (const calibrate::MeasuredRun& r : runs) {
+      keys.emplace_back();
+      for (const std::string& f : fields) keys.back().push_back(calibrate::run_field(r, f));
+    }
+    report::set_groups(v, fields, keys);
+  }
   if (!a.report_dir.empty()) write_report(a, v, calibration);
   if (!a.json.empty())
     write_json_output(a.json, report::validation_to_json(v));
@@ -141,6 +177,9 @@ void add_validate_command(CLI::App& root, Action& action) {
   sub->add_option("--json", args->json, "write the JSON result to FILE ('-' = standard output)");
   sub->add_option("--report", args->report_dir, "write report.json and report.html (charts, runs, calibration) into DIR");
   sub->add_option("--jobs", args->jobs, "simulations at a time (default 2)");
+  sub->add_option("--by", args->by,
+                  "also the MAPE, largest error and interval coverage per value of these run fields "
+                  "('framework,model', 'nodes')");
   sub->add_flag("-q,--quiet", args->quiet, "no progress on standard error");
   sub->add_option("--convergence", args->convergence,
                   "check this convergence model (calibrate --convergence) on runs to a target accuracy instead");

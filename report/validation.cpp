@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <map>
 #include <tuple>
 
 #include "core/error.hpp"
@@ -58,6 +60,42 @@ void set_intervals(Validation& v, double log_sd) {
   }
 }
 
+void set_groups(Validation& v, const std::vector<std::string>& fields,
+                const std::vector<std::vector<std::string>>& keys) {
+  ST_ASSERT(keys.size() == v.rows.size(), "validation groups: one key per row");
+  const auto before = [](const std::vector<std::string>& a, const std::vector<std::string>& b) {
+    for (size_t k = 0; k < a.size(); ++k) {
+      if (a[k] == b[k]) continue;
+      char *end_a = nullptr, *end_b = nullptr;
+      const double x = std::strtod(a[k].c_str(), &end_a), y = std::strtod(b[k].c_str(), &end_b);
+      const bool numbers = !a[k].empty() && !b[k].empty() && *end_a == '\0' && *end_b == '\0';
+      return numbers && x != y ? x < y : a[k] < b[k];
+    }
+    return false;
+  };
+  std::map<std::vector<std::string>, ValidationGroup, decltype(before)> by_key(before);
+  for (size_t i = 0; i < v.rows.size(); ++i) {
+    ST_ASSERT(keys[i].size() == fields.size(), "validation groups: one value per field");
+    const ValidationRow& r = v.rows[i];
+    ValidationGroup& g = by_key[keys[i]];
+    g.values = keys[i];
+    ++g.runs;
+    g.mape += std::abs(r.error);
+    g.max_abs_error = std::max(g.max_abs_error, std::abs(r.error));
+    if (r.interval_high > 0.0) {
+      ++g.with_interval;
+      if (r.measured_images_per_sec >= r.interval_low && r.measured_images_per_sec <= r.interval_high)
+        ++g.inside_interval;
+    }
+  }
+  v.group_fields = fields;
+  v.groups.clear();
+  for (auto& [key, g] : by_key) {
+    g.mape = 100.0 * g.mape / g.runs;
+    v.groups.push_back(std::move(g));
+  }
+}
+
 Json validation_to_json(const Validation& v) {
   Json runs = Json::array();
   for (const ValidationRow& r : v.rows)
@@ -78,6 +116,16 @@ Json validation_to_json(const Validation& v) {
   if (v.interval_log_sd > 0.0) {
     out["interval"] = {{"level", 0.9}, {"log_sd", v.interval_log_sd}, {"inside", v.inside_interval},
                        {"runs", v.rows.size()}};
+  }
+  if (!v.group_fields.empty()) {
+    Json groups = Json::array();
+    for (const ValidationGroup& g : v.groups) {
+      Json values = Json::object();
+      for (size_t k = 0; k < v.group_fields.size(); ++k) values[v.group_fields[k]] = g.values[k];
+      groups.push_back({{"values", values}, {"runs", g.runs}, {"mape", g.mape}, {"max_abs_error", g.max_abs_error},
+                        {"with_interval", g.with_interval}, {"inside_interval", g.inside_interval}});
+    }
+    out["groups"] = {{"by", v.group_fields}, {"groups", groups}};
   }
   return out;
 }
@@ -117,6 +165,26 @@ std::string validation_table(const Validation& v) {
   if (ranged > 0)
     out += fmt::format("{} of the runs are on several nodes of a cluster whose NIC rate is an assumption with a range: "
                        "each is predicted at both ends of it too, and its interval covers them\n", ranged);
+  if (!v.group_fields.empty()) {
+    std::vector<size_t> widths;
+    for (size_t k = 0; k < v.group_fields.size(); ++k) {
+      size_t w = v.group_fields[k].size();
+      for (const ValidationGroup& g : v.groups) w = std::max(w, std::max<size_t>(g.values[k].size(), 1));
+      widths.push_back(w);
+    }
+    out += fmt::format("\nby {}:\n", fmt::join(v.group_fields, ", "));
+    std::string head;
+    for (size_t k = 0; k < widths.size(); ++k) head += fmt::format("{:<{}}  ", v.group_fields[k], widths[k]);
+    out += fmt::format("{}{:>5} {:>8} {:>12} {:>8}\n", head, "runs", "MAPE", "max |error|", "inside");
+    for (const ValidationGroup& g : v.groups) {
+      std::string line;
+      for (size_t k = 0; k < widths.size(); ++k)
+        line += fmt::format("{:<{}}  ", g.values[k].empty() ? "-" : g.values[k], widths[k]);
+      const std::string inside =
+          g.with_interval > 0 ? fmt::format("{}/{}", g.inside_interval, g.with_interval) : std::string("-");
+      out += fmt::format("{}{:>5} {:>7.2f}% {:>11.1f}% {:>8}\n", line, g.runs, g.mape, 100.0 * g.max_abs_error, inside);
+    }
+  }
   return out;
 }
 

@@ -50,6 +50,17 @@ struct ValidationRow {
   RunLabels run;
 };
 
+// The rows that share the values of some run fields (validate --by framework,model): how many, their MAPE, their
+// largest |error|, and how many of those with an interval lie inside it.
+struct ValidationGroup {
+  std::vector<std::string> values;  // one per field of Validation::group_fields
+  int runs = 0;
+  double mape = 0.0;           // percent
+  double max_abs_error = 0.0;  // a fraction, as ValidationRow::error
+  int with_interval = 0;
+  int inside_interval = 0;
+};
+
 struct Validation {
   std::vector<ValidationRow> rows;
   double mape = 0.0;  // percent
@@ -58,6 +69,8 @@ struct Validation {
   double interval_log_sd = 0.0;
   int inside_interval = 0;
   int fast_above_gpus = 0;  // predict's rule for the rows' fidelity (0: not stated)
+  std::vector<std::string> group_fields;  // set_groups: what the rows are grouped by (none: no groups)
+  std::vector<ValidationGroup> groups;    // sorted by their values
 };
 
 // Builds the rows and the MAPE from measured and predicted figures (same order and length).
@@ -71,10 +84,18 @@ Validation make_validation(const std::vector<RunRecord>& measured, const std::ve
 // with log_sd 0 only rows with a range get one.
 void set_intervals(Validation& v, double log_sd);
 
+// Groups the rows by `keys` (keys[i]: the values of `fields` for row i), after set_intervals; groups sorted by
+// their values, numbers as numbers (nodes 2 before 16).
+void set_groups(Validation& v, const std::vector<std::string>& fields,
+                const std::vector<std::vector<std::string>>& keys);
+
 // {"runs": [{"id", "measured_images_per_sec", "predicted_images_per_sec", "error", "repeats",
-// "measured_std_error", "fidelity"[, "predicted_interval"][, "predicted_assumed_range"]}], "mape"[, "interval"]}
+// "measured_std_error", "fidelity"[, "predicted_interval"][, "predicted_assumed_range"]}], "mape"[, "interval"]
+// [, "groups": {"by": [fields], "groups": [{"values": {field: value}, "runs", "mape", "max_abs_error",
+// "with_interval", "inside_interval"}]}]}
 Json validation_to_json(const Validation& v);
-// One line per run and the MAPE, for people; with repeats, their number and the measured figure's standard error.
+// One line per run and the MAPE, for people; with repeats, their number and the measured figure's standard error;
+// then one line per group, if any.
 std::string validation_table(const Validation& v);
 
 struct ValidationReportContext {

@@ -252,6 +252,37 @@ TEST_CASE("a run predicted at both ends of an assumed NIC rate: its interval cov
   CHECK_FALSE(validation_to_json(v).at("runs").at(1).contains("predicted_interval"));
 }
 
+TEST_CASE("validate --by: MAPE, largest error and interval coverage per group of runs", "[unit]") {
+  // errors +10%, -20%, +5%, -40%
+  Validation v = make_validation({"a", "b", "c", "d"}, {100, 100, 100, 100}, {110, 80, 105, 60});
+  set_intervals(v, 0.1);  // x/1.179 .. 1.179x: a and c inside, b (67.9-94.3) and d out
+  set_groups(v, {"framework", "model"}, {{"tf", "vgg16"}, {"mxnet", "alexnet"}, {"tf", "vgg16"}, {"tf", ""}});
+  REQUIRE(v.groups.size() == 3);  // sorted by values: mxnet/alexnet, tf/"", tf/vgg16
+  CHECK(v.groups[0].values == std::vector<std::string>{"mxnet", "alexnet"});
+  CHECK(v.groups[0].mape == Approx(20.0));
+  CHECK(v.groups[0].inside_interval == 0);
+  const ValidationGroup& vgg = v.groups[2];
+  CHECK(vgg.runs == 2);
+  CHECK(vgg.mape == Approx(7.5));
+  CHECK(vgg.max_abs_error == Approx(0.10));
+  CHECK(vgg.with_interval == 2);
+  CHECK(vgg.inside_interval == 2);
+  const Json j = validation_to_json(v);
+  CHECK(j.at("groups").at("by") == Json::array({"framework", "model"}));
+  CHECK(j.at("groups").at("groups").at(2).at("values").at("model") == "vgg16");
+  CHECK(j.at("groups").at("groups").at(1).at("max_abs_error") == Approx(0.40));
+  const std::string table = validation_table(v);
+  CHECK_THAT(table, Catch::Contains("by framework, model:"));
+  CHECK(std::regex_search(table, std::regex(R"(tf +vgg16 +2 +7\.50% +10\.0% +2/2)")));
+  CHECK(std::regex_search(table, std::regex(R"(tf +- +1 +40\.00% +40\.0% +0/1)")));  // an empty value reads "-"
+  CHECK_FALSE(validation_to_json(make_validation({"a"}, {1}, {1})).contains("groups"));
+  set_groups(v, {"nodes"}, {{"16"}, {"2"}, {"16"}, {"gce"}});  // numbers as numbers, before words
+  REQUIRE(v.groups.size() == 3);
+  CHECK(v.groups[0].values[0] == "2");
+  CHECK(v.groups[1].values[0] == "16");
+  CHECK(v.groups[1].runs == 2);
+}
+
 TEST_CASE("validate predicts a run on several p2.xlarge at both ends of the assumed NIC rate", "[unit]") {
   // aws-p2.xlarge states 1 Gbit/s within 1-10 Gbit/s; its what-if cluster file states 10 Gbit/s, nothing else changed.
   const auto run = [](const std::string& id, const std::string& cluster, int nodes) {

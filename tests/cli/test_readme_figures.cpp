@@ -1,8 +1,8 @@
 // The figures README.md and calibrate/README.md quote for the shipped K80 calibration, recomputed from the binary,
-// so a change that moves one past its stated precision fails here: the in-sample error on the published runs and
-// its interval coverage, the held-out predictions' error and coverage (from the shipped files), BSC's 16-node
-// speedup with and without the 1 Gbit/s what-if, TensorFlow on p2.xlarge at 1 and 10 Gbit/s (and the interval that
-// covers both), and the share of a step TensorFlow's dispatch floor lifts.
+// so a change that moves one past its stated precision fails here: the in-sample error on the published runs, per
+// framework and model, and its interval coverage, the held-out predictions' error and coverage (from the shipped
+// files), BSC's 16-node speedup with and without the 1 Gbit/s what-if, TensorFlow on p2.xlarge at 1 and 10 Gbit/s
+// (and the interval that covers both), and the share of a step TensorFlow's dispatch floor lifts.
 #include <catch2/catch.hpp>
 
 #include "run_binary.hpp"
@@ -15,6 +15,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
+#include <vector>
 
 namespace fs = std::filesystem;
 using scaletwin::test::run_scaletwin;
@@ -106,13 +108,34 @@ TEST_CASE("calibrate/README: the shipped K80 calibration's in-sample error and i
   }
   const auto r = run_scaletwin("validate --calibration shipped:k80 --measurements " +
                                (reference / "k80-train.json").string() + " --measurements " +
-                               (reference / "mxnet-k80-single.json").string() + " --json - -q");
+                               (reference / "mxnet-k80-single.json").string() + " --by framework,model --json - -q");
   INFO(r.out.substr(0, 2000));
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j.at("runs").size() == 134);
   CHECK(j.at("mape").get<double>() == Approx(5.35).margin(0.01));
   CHECK(j.at("interval").at("inside") == 132);
+  // Per framework and model, as calibrate/README.md lists them (validate --by framework,model).
+  const std::vector<std::tuple<std::string, std::string, int, double>> groups = {
+      {"mxnet", "alexnet", 6, 6.55},          {"mxnet", "inception_v3", 6, 3.33},
+      {"mxnet", "resnet50", 6, 1.43},         {"tensorflow", "alexnet", 15, 10.24},
+      {"tensorflow", "inception_v3", 32, 6.97}, {"tensorflow", "resnet152", 16, 2.50},
+      {"tensorflow", "resnet50", 37, 4.06},   {"tensorflow", "vgg16", 16, 5.11}};
+  const auto& got = j.at("groups").at("groups");
+  REQUIRE(got.size() == groups.size());
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const auto& [framework, model, runs, mape] = groups[i];
+    CAPTURE(framework, model);
+    CHECK(got.at(i).at("values").at("framework") == framework);
+    CHECK(got.at(i).at("values").at("model") == model);
+    CHECK(got.at(i).at("runs") == runs);
+    CHECK(got.at(i).at("mape").get<double>() == Approx(mape).margin(0.005));
+  }
+  const auto bad = run_scaletwin("validate --calibration shipped:k80 --measurements " +
+                                 (reference / "k80-train.json").string() + " --by framework,modle -q");
+  CHECK(bad.code == 2);
+  CHECK(bad.out.find("--by") != std::string::npos);
+  CHECK(bad.out.find("no run has \"modle\"") != std::string::npos);
 }
 
 // The held-out figures come from the shipped files (scripts/fit-calibrations writes both), not from a run.
