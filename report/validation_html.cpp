@@ -2,6 +2,7 @@
 // the same page.
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -130,6 +131,22 @@ std::string runs_table(const std::vector<Point>& points) {
   return out + "</table>\n";
 }
 
+// validate --by: one row per group of runs (set_groups), as the table output lists them.
+std::string groups_table(const Validation& v) {
+  std::string out = "<h2>By " + escape(fmt::format("{}", fmt::join(v.group_fields, ", "))) +
+                    "</h2>\n<table class=\"num groups\"><tr>";
+  for (const std::string& f : v.group_fields) out += "<th>" + escape(f) + "</th>";
+  out += "<th>runs</th><th>MAPE</th><th>largest |error|</th><th>inside the 90% interval</th></tr>\n";
+  for (const ValidationGroup& g : v.groups) {
+    out += "<tr>";
+    for (const std::string& value : g.values) out += cell(value.empty() ? "-" : value);
+    out += cell(std::to_string(g.runs)) + cell(fmt::format("{:.2f}%", g.mape)) +
+           cell(fmt::format("{:.1f}%", 100.0 * g.max_abs_error)) +
+           cell(g.with_interval > 0 ? fmt::format("{} of {}", g.inside_interval, g.with_interval) : "-") + "</tr>\n";
+  }
+  return out + "</table>\n";
+}
+
 std::string header(const Validation& v, const ValidationReportContext& c) {
   std::string out =
       fmt::format("<h1>Validation: {} runs, MAPE {:.2f}%</h1>\n<table class=\"kv\">\n", v.rows.size(), v.mape);
@@ -154,6 +171,7 @@ std::string validation_html(const Validation& v, const ValidationReportContext& 
       body += configuration_chart(i, configurations[i].first, configurations[i].second);
     body += "</div>\n";
   }
+  if (!v.group_fields.empty()) body += groups_table(v);
   body += "<h2>Runs</h2>\n" + runs_table(points);
   body += fmt::format("<p class=\"mape\">MAPE {:.2f}% over {} runs</p>\n", v.mape, v.rows.size());
   if (!context.calibration.is_null()) body += calibration_details(context.calibration_source, context.calibration);

@@ -276,6 +276,12 @@ TEST_CASE("validate --by: MAPE, largest error and interval coverage per group of
   CHECK(std::regex_search(table, std::regex(R"(tf +vgg16 +2 +7\.50% +10\.0% +2/2)")));
   CHECK(std::regex_search(table, std::regex(R"(tf +- +1 +40\.00% +40\.0% +0/1)")));  // an empty value reads "-"
   CHECK_FALSE(validation_to_json(make_validation({"a"}, {1}, {1})).contains("groups"));
+  for (ValidationRow& r : v.rows) r.run = RunLabels{1, 1, "m", "c", 32, "synthetic", "ring", "allreduce"};
+  const std::string html = validation_html(v, ValidationReportContext{});  // the page's table, the same figures
+  CHECK_THAT(html, Catch::Contains("<h2>By framework, model</h2>"));
+  CHECK_THAT(html, Catch::Contains("<tr><td>tf</td><td>vgg16</td><td>2</td><td>7.50%</td><td>10.0%</td>"
+                                   "<td>2 of 2</td></tr>"));
+  CHECK(count(html, "<table") == count(html, "</table>"));
   set_groups(v, {"nodes"}, {{"16"}, {"2"}, {"16"}, {"gce"}});  // numbers as numbers, before words
   REQUIRE(v.groups.size() == 3);
   CHECK(v.groups[0].values[0] == "2");
