@@ -192,12 +192,16 @@ double mape_of(const std::vector<double>& residuals) {
 // component(s)), less the start's sourced device fields that neither --fit nor --free names.
 std::vector<Parameter> selected_parameters(const Surrogate& surrogate, const FitOptions& options,
                                            const sim::Calibration& start) {
-  std::vector<Parameter> params =
-      choose_parameters(surrogate.exercised(), ParameterChoice{options.fixed_links, options.model_factors});
+  std::vector<Parameter> params = choose_parameters(
+      surrogate.exercised(), ParameterChoice{options.fixed_links, options.model_factors, options.fit});
   const auto named_in = [](const Parameter& p, const std::vector<std::string>& names) {
-    return std::any_of(names.begin(), names.end(),
-                       [&](const std::string& f) { return p.name == f || p.name.ends_with("/" + f); });
+    return parameter_named(p.name, names);
   };
+  for (const std::string& f : options.fit)  // a name that matches nothing is a typo or a field the runs leave alone
+    if (std::none_of(params.begin(), params.end(), [&](const Parameter& p) { return parameter_named(p.name, {f}); }))
+      throw InputError("", "--fit",
+                       fmt::format("a parameter these runs exercise: a device's sourced field (devices/DEVICE/FIELD) "
+                                   "or a stack's fixed cost (stacks/STACK/KEY) (got \"{}\", which names none)", f));
   if (!options.free.empty()) std::erase_if(params, [&](const Parameter& p) { return !named_in(p, options.free); });
   std::erase_if(params, [&](const Parameter& p) { return named_in(p, options.fixed); });
   const auto sourced = [&](const Parameter& p) {  // "devices/NAME/FIELD" with FIELD sourced for NAME

@@ -7,8 +7,11 @@
 // ones near 500); the shared-node slowdown 1e-4 (none) to 4 per co-runner; overheads from 10 ns to 10 ms; link factors from 1/20 to 2 on bandwidth and 0.1-1000 on latency.
 #include "calibrate/parameters.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
+#include "core/error.hpp"
 #include "sim/stacks.hpp"
 
 namespace scaletwin::calibrate {
@@ -31,19 +34,26 @@ Parameter link_parameter(sim::LinkClass k, const std::string& key, double lo, do
   return p;
 }
 
-// The fitted costs of each stack that ran (stacks/*.json says which are fitted, and their bounds), where its runs
-// exercise them.
-void add_stack_parameters(const Exercised& what, std::vector<Parameter>& out) {
+// The fitted costs of each stack that ran (stacks/*.json says which are fitted, and their bounds), and the fixed
+// ones --fit names, where its runs exercise them.
+void add_stack_parameters(const Exercised& what, const ParameterChoice& choice, std::vector<Parameter>& out) {
   for (const auto& [name, use] : what.stacks) {
     for (const sim::StackParameter& sp : sim::find_stack(name).parameters) {
-      if (!sp.fit) continue;
+      const std::string full = "stacks/" + name + "/" + sp.key;
+      const bool asked = !sp.fit && parameter_named(full, choice.fit);
+      if (!sp.fit && !asked) continue;
+      if (asked && (!sp.value || sp.lower <= 0.0))
+        throw InputError("", "--fit",
+                         fmt::format("a stack cost with a value of its own and a lower bound above 0 ({} has {}, "
+                                     "stacks/{}.json)", full, sp.value ? "a lower bound of 0" : "none of its own: the "
+                                     "calibration's top-level value is used", name));
       const bool exercised = sp.key == "op_overhead_s" || (sp.key == "message_overhead_s" && use.collectives) ||
                              (sp.key == "network_Bps" && use.network) ||
                              (sp.key == "server_update_s_per_byte" && use.parameter_server) ||
                              (sp.key == "input_cost_per_image_s" && use.real_data);
       if (!exercised) continue;
       const std::string stack = name, key = sp.key;
-      out.push_back(Parameter{"stacks/" + name + "/" + key,
+      out.push_back(Parameter{full,
                               key == "op_overhead_s" || key == "input_cost_per_image_s" ? ParameterKind::kCompute
                                                                                         : ParameterKind::kComm,
                               sp.lower,
@@ -60,6 +70,11 @@ void add_stack_parameters(const Exercised& what, std::vector<Parameter>& out) {
 }
 
 }  // namespace
+
+bool parameter_named(const std::string& parameter, const std::vector<std::string>& names) {
+  return std::any_of(names.begin(), names.end(),
+                     [&](const std::string& f) { return parameter == f || parameter.ends_with("/" + f); });
+}
 
 std::vector<Parameter> choose_parameters(const Exercised& what, const ParameterChoice& choice) {
   using sim::DeviceEfficiency;
@@ -138,7 +153,7 @@ std::vector<Parameter> choose_parameters(const Exercised& what, const ParameterC
   if (what.parameter_server)
     out.push_back(Parameter{"ps_cost_per_byte_s", ParameterKind::kComm, 1e-13, 1e-8,
                             [](Calibration& c) -> double& { return c.ps_cost_per_byte_s; }});
-  add_stack_parameters(what, out);
+  add_stack_parameters(what, choice, out);
   return out;
 }
 

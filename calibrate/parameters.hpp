@@ -70,9 +70,17 @@ struct Exercised {
 struct ParameterChoice {
   std::set<sim::LinkClass> fixed_links;  // link classes set from collective benchmarks: not fitted
   bool model_factors = false;            // per-model factors on conv and matmul (only when asked: see fit.hpp)
+  // --fit NAME: a stack's fixed cost (stacks/*.json "fit": false) is a parameter too where one of these names it
+  // (parameter_named) and its runs exercise it; it must have a value of its own and a lower bound above 0.
+  std::vector<std::string> fit;
 };
 
-// The parameters to fit for `what`, minus the link factors named in choice.fixed_links (set from benchmarks).
+// Whether `names` (of --fit, --fix, --free) name the parameter: its full name or its last component(s)
+// ("memory", "mxnet/message_overhead_s").
+bool parameter_named(const std::string& parameter, const std::vector<std::string>& names);
+
+// The parameters to fit for `what`, minus the link factors named in choice.fixed_links (set from benchmarks), plus
+// the stacks' fixed costs choice.fit names.
 std::vector<Parameter> choose_parameters(const Exercised& what, const ParameterChoice& choice);
 
 // Makes sure `c` has an entry for every device of `what` (a copy of the "default" entry when missing) and that

@@ -70,12 +70,11 @@ void note_exercised(const plan::IterationPlan& plan, const topology::Cluster& cl
   }
   use.collectives = use.collectives || !pairs.empty();
   what.collectives = what.collectives || (!pairs.empty() && !stack.parameter("message_overhead_s").value);
-  const bool framework = stack.has_fitted_costs();
   for (const auto& [a, b] : pairs)
     for (int e : cluster.route(a, b).edges) {
       const std::string& kind = cluster.edges().at(static_cast<size_t>(e)).kind;
       use.network = use.network || kind == "network";
-      if (!framework) what.link_classes.insert(sim::link_class_of(kind));
+      if (stack.link_factors) what.link_classes.insert(sim::link_class_of(kind));
     }
 }
 

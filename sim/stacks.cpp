@@ -48,10 +48,6 @@ std::string StackDescription::network(const std::string& model) const {
   return it != models.end() ? it->second : model;
 }
 
-bool StackDescription::has_fitted_costs() const {
-  return std::any_of(parameters.begin(), parameters.end(), [](const StackParameter& p) { return p.fit; });
-}
-
 StackDescription parse_stack_description(const Json& json, const std::string& file) {
   const JsonObject root = JsonObject::root(json, file);
   if (root.get_string("format") != "scaletwin-stack/1") root.fail("format", "\"scaletwin-stack/1\"");
@@ -60,6 +56,12 @@ StackDescription parse_stack_description(const Json& json, const std::string& fi
   StackDescription d;
   d.name = root.get_string("name");
   d.description = root.get_string("description", "");
+  {
+    const JsonObject lf = root.get_object("link_factors");
+    d.link_factors = lf.get_bool("value");
+    if (lf.get_string("source", "").empty()) lf.fail("source", "why the stack's runs do or do not fit link factors");
+    lf.finish();
+  }
   const JsonObject params = root.get_object("parameters");
   for (const std::string& key : stack_parameter_keys()) {
     if (!params.has(key)) params.fail(key, "the stack's " + key + " (a value, or null for none)");

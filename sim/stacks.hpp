@@ -5,6 +5,7 @@
 // and cluster (run_stack).
 //
 //   {"format": "scaletwin-stack/1", "name": "tensorflow", "description": "...", "source": "...",
+//    "link_factors": {"value": false, "source": "..."},
 //    "parameters": {"network_Bps": {"value": 6e8, "fit": true, "lower": 5e7, "upper": 2e10, "source": "..."}}}
 //
 // "value": null means the stack has no such cost of its own (the calibration's top-level value applies, or, for
@@ -42,12 +43,15 @@ struct StackDescription {
   std::string description;
   std::vector<StackParameter> parameters;
   std::map<std::string, std::string> models;  // a built-in model name -> the network this stack's runs mean by it
+  // "link_factors": whether the stack's runs calibrate the links' bandwidth factors (mpi, nccl: schedules of
+  // point-to-point messages, whose transport inefficiency a factor on the wire carries). A framework with a cost
+  // model of its own (tensorflow, mxnet) carries what is not the wire in that model, never in a link factor.
+  bool link_factors = false;
   StackCosts costs() const;        // the values as a calibration's stack entry
   // The built-in model a measured run of this stack that names `model` trained: models' entry, else `model`.
   std::string network(const std::string& model) const;
-  // The parameter `key` (one of stack_parameter_keys(): every stack has each), and whether any is fitted.
+  // The parameter `key` (one of stack_parameter_keys(): every stack has each).
   const StackParameter& parameter(const std::string& key) const;
-  bool has_fitted_costs() const;
 };
 
 const std::vector<std::string>& stack_parameter_keys();

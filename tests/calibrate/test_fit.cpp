@@ -14,6 +14,7 @@
 #include "calibrate/fit.hpp"
 #include "calibrate/simulate.hpp"
 #include "calibrate/surrogate.hpp"
+#include "core/error.hpp"
 
 using namespace scaletwin;
 using namespace scaletwin::calibrate;
@@ -171,6 +172,8 @@ TEST_CASE("a device's sourced fields keep their start values unless --fit or --f
   CHECK(with_memory.count(k80 + "memory") == 1);
   CHECK(with_memory.count(k80 + "reduction_half_length") == 0);
   CHECK(with_memory.size() == plain.size() + 1);
+  options.fit = {"memroy"};  // a name that matches nothing the runs exercise is an error, not a silent no-op
+  CHECK_THROWS_WITH(names(options), Catch::Contains("\"memroy\", which names none"));
 }
 
 TEST_CASE("a link factor is recovered from parameter-server runs", "[unit]") {
@@ -276,6 +279,37 @@ TEST_CASE("the device's per-op cost is fitted beside a framework's floor and the
   CHECK(names.count("devices/" + kK80 + "/op_overhead_s") == 1);
   CHECK(names.count("stacks/tensorflow/op_overhead_s") == 1);  // stacks/tensorflow.json: "fit": true
   CHECK(names.count("stacks/mxnet/op_overhead_s") == 0);       // stacks/mxnet.json: under the device's cost, fixed
+}
+
+TEST_CASE("a framework's multi-GPU runs fit no link factor and --fit names a stack's fixed cost", "[unit]") {
+  // MXNet's kvstore on 4 GPUs of one p2.8xlarge: its gradients cross PCIe, but what the kvstore costs beyond the
+  // wire is its stack's (stacks/mxnet.json), so no factor on PCIe; the same runs under mpi fit one.
+  const auto exercised = [](const std::string& framework) {
+    const Json run = {{"id", "r"}, {"cluster", "aws-p2.8xlarge"}, {"nodes", 1}, {"gpus_per_node", 4},
+                      {"model", "resnet50"}, {"batch_per_gpu", 32}, {"framework", framework},
+                      {"scheme", {{"name", "ps"}, {"mode", "sync"}, {"servers", 1}, {"placement", "host_cpu"}}},
+                      {"images_per_sec", 150.0}};
+    Json doc = {{"format", "scaletwin-measurements/1"}, {"runs", Json::array({run})}};
+    return Surrogate(parse_measurements(doc, "runs.json")).exercised();
+  };
+  const auto names = [](const Exercised& what, const std::vector<std::string>& fit) {
+    std::set<std::string> out;
+    for (const Parameter& p : choose_parameters(what, ParameterChoice{{}, false, fit})) out.insert(p.name);
+    return out;
+  };
+  const Exercised mxnet = exercised("mxnet");
+  CHECK(mxnet.link_classes.empty());
+  const std::set<std::string> plain = names(mxnet, {});
+  CHECK(plain.count("links/pcie/bandwidth_factor") == 0);
+  CHECK(plain.count("stacks/mxnet/message_overhead_s") == 0);  // fixed in stacks/mxnet.json
+  const std::set<std::string> asked =
+      names(mxnet, {"stacks/mxnet/message_overhead_s", "mxnet/server_update_s_per_byte"});
+  CHECK(asked.count("stacks/mxnet/message_overhead_s") == 1);
+  CHECK(asked.count("stacks/mxnet/server_update_s_per_byte") == 1);
+  CHECK(asked.size() == plain.size() + 2);
+  CHECK_THROWS_AS(names(mxnet, {"stacks/mxnet/input_cost_per_image_s"}), scaletwin::InputError);  // 0, bound 0
+  CHECK(exercised("mpi").link_classes.count(sim::LinkClass::kPcie) == 1);
+  CHECK(names(exercised("mpi"), {}).count("links/pcie/bandwidth_factor") == 1);
 }
 
 TEST_CASE("the input pipeline's cost per image is the stack's where it has one and fitted only where none is",

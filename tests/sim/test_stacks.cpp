@@ -31,6 +31,15 @@ plan::ComputeOp conv3x3_op() {
   return op;
 }
 
+// A stack file that parses: every cost without a value of its own, no link factors.
+Json minimal_stack() {
+  Json stack = {{"format", "scaletwin-stack/1"}, {"name", "x"}, {"parameters", Json::object()},
+                {"link_factors", {{"value", false}, {"source", "s"}}}};
+  for (const std::string& key : sim::stack_parameter_keys())
+    stack["parameters"][key] = {{"value", nullptr}, {"fit", false}, {"lower", 1e-6}, {"upper", 1.0}, {"source", "s"}};
+  return stack;
+}
+
 }  // namespace
 
 TEST_CASE("every built-in stack names each of its costs with bounds and a source", "[unit]") {
@@ -48,13 +57,19 @@ TEST_CASE("every built-in stack names each of its costs with bounds and a source
   }
   CHECK(names == std::vector<std::string>{"mpi", "mxnet", "nccl", "tensorflow"});
   CHECK_THROWS_AS(sim::find_stack("pytorch", "s.json", "/framework"), InputError);
+  // Only the stacks without a cost model of their own beyond per-message costs fit link factors from their runs.
+  CHECK(sim::find_stack("mpi").link_factors);
+  CHECK(sim::find_stack("nccl").link_factors);
+  CHECK_FALSE(sim::find_stack("tensorflow").link_factors);
+  CHECK_FALSE(sim::find_stack("mxnet").link_factors);
 }
 
 TEST_CASE("a stack file without a source or with a fitted parameter lacking a start is refused", "[unit]") {
-  Json stack = {{"format", "scaletwin-stack/1"}, {"name", "x"}, {"parameters", Json::object()}};
-  for (const std::string& key : sim::stack_parameter_keys())
-    stack["parameters"][key] = {{"value", nullptr}, {"fit", false}, {"lower", 1e-6}, {"upper", 1.0}, {"source", "s"}};
+  Json stack = minimal_stack();
   CHECK_NOTHROW(sim::parse_stack_description(stack, "x.json"));
+  Json no_link_source = stack;  // whether its runs fit link factors is a claim about the stack: it needs a reason
+  no_link_source["link_factors"].erase("source");
+  CHECK_THROWS_WITH(sim::parse_stack_description(no_link_source, "x.json"), Catch::Contains("/link_factors/source"));
   Json no_source = stack;
   no_source["parameters"]["network_Bps"].erase("source");
   CHECK_THROWS_WITH(sim::parse_stack_description(no_source, "x.json"), Catch::Contains("/parameters/network_Bps"));
@@ -79,9 +94,7 @@ TEST_CASE("a stack names the network its runs mean by a built-in model name", "[
   CHECK(sim::find_stack("tensorflow").network("resnet101") == "resnet101_v1");
   CHECK(sim::find_stack("mxnet").network("resnet101") == "resnet101");
   CHECK(sim::find_stack("nccl").network("resnet50") == "resnet50");
-  Json stack = {{"format", "scaletwin-stack/1"}, {"name", "x"}, {"parameters", Json::object()}};
-  for (const std::string& key : sim::stack_parameter_keys())
-    stack["parameters"][key] = {{"value", nullptr}, {"fit", false}, {"lower", 1e-6}, {"upper", 1.0}, {"source", "s"}};
+  Json stack = minimal_stack();
   stack["models"] = {{"alexnet", {{"model", "alexnet_v9"}, {"source", "s"}}}};
   CHECK_THROWS_WITH(sim::parse_stack_description(stack, "x.json"), Catch::Contains("/models/alexnet/model"));
   stack["models"] = {{"alexnet", {{"model", "alexnet_mxnet"}}}};
