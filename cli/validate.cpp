@@ -130,6 +130,8 @@ int run_convergence_check(const ValidateArgs& a) {
 
 int run_validate(const ValidateArgs& a) {
   if (a.jobs < 1) throw InputError("", "--jobs", "at least 1");
+  if (!a.convergence.empty() && !a.by.empty())
+    throw InputError("", "--by", "groups of throughput runs, not with --convergence (its table is per run)");
   if (!a.convergence.empty()) return run_convergence_check(a);
   auto runs = calibrate::load_measurements(a.measurements);
   print_notes("validate", calibrate::reading_notes(runs));
