@@ -134,15 +134,30 @@ std::string breakdown_chart(const std::vector<Report>& reports) {
 
 std::string cell(const std::string& text) { return "<td>" + escape(text) + "</td>"; }
 
+// The sweep's figures; the 90% interval of images/s (report.hpp: the calibration's error, widened over both ends of
+// an assumed NIC rate) where the report has one, with a line that says where it comes from.
 std::string prediction_table(const Report& r) {
-  std::string out =
-      "<table class=\"num\"><tr><th>GPUs</th><th>nodes</th><th>iteration</th><th>images/s</th><th>speedup</th>"
-      "<th>efficiency</th><th>vs 1 node</th><th>data</th><th>compute</th><th>exposed comm</th><th>idle</th>"
-      "<th>staleness</th><th>fidelity</th></tr>\n";
+  std::string out;
+  if (r.interval_log_sd > 0.0)
+    out += fmt::format("<p class=\"interval\">90% interval of images/s from the calibration's cross-validated error "
+                       "(×/÷ {:.3f})</p>\n", interval_factor(r.interval_log_sd));
+  if (r.assumed_rate)
+    out += "<p class=\"interval\">" +
+           escape(fmt::format("{}'s NIC rate is an assumption ({} per direction): on several nodes the interval "
+                              "covers the predictions at {} and at {} too", r.assumed_rate->cluster,
+                              format_bandwidth(r.assumed_rate->stated_Bps), format_bandwidth(r.assumed_rate->low_Bps),
+                              format_bandwidth(r.assumed_rate->high_Bps))) +
+           "</p>\n";
+  out += "<table class=\"num\"><tr><th>GPUs</th><th>nodes</th><th>iteration</th><th>images/s</th>"
+         "<th>90% interval</th><th>speedup</th><th>efficiency</th><th>vs 1 node</th><th>data</th><th>compute</th>"
+         "<th>exposed comm</th><th>idle</th><th>staleness</th><th>fidelity</th></tr>\n";
   for (const PointResult& p : r.predictions) {
     const TimeBreakdown b = time_breakdown(p);
+    const auto [lo, hi] = interval_ratios(r.interval_log_sd, p);
+    const std::string interval =
+        has_interval(r, p) ? fmt::format("{:.1f}–{:.1f}", p.images_per_sec * lo, p.images_per_sec * hi) : "-";
     out += "<tr>" + cell(std::to_string(p.gpus)) + cell(std::to_string(p.nodes)) + cell(format_seconds(p.iteration_s)) +
-           cell(fmt::format("{:.1f}", p.images_per_sec)) + cell(fmt::format("{:.2f}", p.speedup)) +
+           cell(fmt::format("{:.1f}", p.images_per_sec)) + cell(interval) + cell(fmt::format("{:.2f}", p.speedup)) +
            cell(fmt::format("{:.1f}%", 100.0 * p.efficiency)) +
            cell(p.speedup_over_one_node > 0.0 ? fmt::format("{:.2f}", p.speedup_over_one_node) : "-") +
            cell(format_seconds(b.data_s)) + cell(format_seconds(b.compute_s)) +

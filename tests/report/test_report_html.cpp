@@ -5,7 +5,10 @@
 
 #include "html_helpers.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <regex>
 #include <string>
 #include <utility>
@@ -84,6 +87,21 @@ TEST_CASE("report_html is one page with one svg per chart", "[report_html]") {
   CHECK(count(html, "http://") == count(html, "xmlns=\"http://www.w3.org/2000/svg\""));
   CHECK(count(html, "https://") == 0);
   CHECK(count(html, "<link") == 0);
+}
+
+TEST_CASE("report_html's table gives each point's 90% interval where the report has one", "[report_html]") {
+  Report r = sample_report();
+  CHECK_THAT(scaletwin::report::report_html(r), Catch::Contains("<td>100.0</td><td>-</td>"));  // no interval
+  r.interval_log_sd = 0.1;  // x/÷ 1.179
+  r.assumed_rate = scaletwin::report::AssumedRate{"bsc-k80", 1.25e8, 1.25e8, 1.25e9};
+  r.predictions[3].range_low_images_per_sec = 680.0;
+  r.predictions[3].range_high_images_per_sec = 900.0;
+  const std::string html = scaletwin::report::report_html(r);
+  CHECK_THAT(html, Catch::Contains("(×/÷ 1.179)"));
+  CHECK_THAT(html, Catch::Contains("bsc-k80&#39;s NIC rate is an assumption"));
+  const double f = std::exp(scaletwin::report::kZ90 * 0.1);
+  CHECK_THAT(html, Catch::Contains(fmt::format("<td>100.0</td><td>{:.1f}–{:.1f}</td>", 100.0 / f, 100.0 * f)));
+  CHECK_THAT(html, Catch::Contains(fmt::format("<td>680.0</td><td>{:.1f}–{:.1f}</td>", 680.0 / f, 900.0 * f)));
 }
 
 TEST_CASE("report_html places the images/s points by the axis range", "[report_html]") {
