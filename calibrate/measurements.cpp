@@ -47,6 +47,24 @@ std::string framework_of_source(const std::string& source) {
   return "";
 }
 
+// A "framework" that names a stack among other words, as tables write it ("TensorFlow 1.2", "Apache MXNet",
+// "mxnet-1.2.0", "TF 1.x", "NCCL 2.4"): that stack; "" otherwise. Words are runs of letters, so a version ends one
+// ("tensorflow1.2"); "tf" is TensorFlow. Not "mpi": that stack is scaletwin's own executor, not a published
+// framework's MPI.
+std::string stack_named_in(const std::string& lower) {
+  std::string word;
+  for (size_t i = 0; i <= lower.size(); ++i) {
+    if (i < lower.size() && lower[i] >= 'a' && lower[i] <= 'z') {
+      word += lower[i];
+      continue;
+    }
+    if (word == "tensorflow" || word == "tf") return "tensorflow";
+    if (word == "mxnet" || word == "nccl") return word;
+    word.clear();
+  }
+  return "";
+}
+
 // A run's cluster or model as the simulation names it: a path resolved against the measurements file, a built-in
 // name as it is, a table's spelling of a built-in as that built-in (with a note), anything else unchanged (the
 // caller refuses it).
@@ -100,6 +118,9 @@ MeasuredRun read_run(const Json& value, const std::string& file, const std::stri
     const std::vector<std::string> stacks = sim::builtin_stack_names();
     if (std::find(stacks.begin(), stacks.end(), named) != stacks.end()) {
       r.framework = named;
+    } else if (const std::string stack = stack_named_in(named); !stack.empty()) {
+      r.framework = stack;
+      r.notes.push_back({path + "/framework", fmt::format("framework \"{}\" read as the stack {}", named, stack)});
     } else {
       const std::string instead =
           r.framework.empty() ? "the scheme's default stack" : r.framework + ", as the source says";

@@ -376,6 +376,20 @@ TEST_CASE("a model or cluster in a table's spelling is read as the built-in it n
   CHECK(note.find("framework \"caffe2\" has no stack model") != std::string::npos);
   CHECK(note.find("simulated with tensorflow, as the source says: 1 run (first: m.json at /runs/2/framework)") !=
         std::string::npos);
+  // A stack's name among other words (a version, a vendor) is that stack; "mpi" is only scaletwin's own executor.
+  for (const auto& [named, stack] : std::vector<std::pair<std::string, std::string>>{
+           {"TensorFlow 1.2", "tensorflow"}, {"Apache MXNet", "mxnet"}, {"mxnet-1.2.0", "mxnet"},
+           {"tensorflow1.1", "tensorflow"}, {"TF 1.x", "tensorflow"}, {"NCCL 2.4", "nccl"}, {"Open MPI", ""},
+           {"Caffe2", ""}}) {
+    CAPTURE(named);
+    Json e = good_run();
+    e["framework"] = named;
+    e["source"] = "a paper";
+    const MeasuredRun run = parse_measurements(document(e), "m.json").at(0);
+    CHECK(run.framework == stack);
+    const std::string said = reading_notes({run});
+    CHECK(said.find(stack.empty() ? "has no stack model" : "read as the stack " + stack) != std::string::npos);
+  }
   // A cluster as a table names its instance: the provider's prefix may be left out.
   Json d = good_run();
   d["cluster"] = "p2.16xlarge";
