@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdlib>
 #include <map>
 #include <regex>
 
@@ -326,12 +325,7 @@ std::function<bool(const MeasuredRun&)> parse_run_filter(const std::string& expr
     throw InputError("", option, fmt::format("FIELD OP VALUE, e.g. 'nodes>1' or 'model==vgg16' (got \"{}\")", expr));
   const std::string field = m[1], op = m[2], value = m[3];
   return [field, op, value](const MeasuredRun& run) {
-    const std::string have = run_field(run, field);
-    char* end_a = nullptr;
-    char* end_b = nullptr;
-    const double a = std::strtod(have.c_str(), &end_a), b = std::strtod(value.c_str(), &end_b);
-    const bool numeric = !have.empty() && *end_a == '\0' && *end_b == '\0';
-    const int cmp = numeric ? (a < b ? -1 : a > b ? 1 : 0) : have.compare(value) < 0 ? -1 : have == value ? 0 : 1;
+    const int cmp = compare_numbers_or_text(run_field(run, field), value);
     if (op == "==" || op == "=") return cmp == 0;
     if (op == "!=") return cmp != 0;
     if (op == ">=") return cmp >= 0;

@@ -32,5 +32,7 @@ void print_notes(const std::string& command, const std::string& lines);
 
 // Parses a comma-separated list of positive integers ("1,2,4,8"); InputError naming `option` otherwise.
 std::vector<int> parse_int_list(const std::string& text, const std::string& option);
+// The items of a comma-separated option value as written ("a,,b" has an empty second item).
+std::vector<std::string> comma_items(const std::string& text);
 
 }  // namespace scaletwin::cli

@@ -18,19 +18,25 @@ void print_notes(const std::string& command, const std::string& lines) {
     if (!line.empty()) std::cerr << command << ": " << line << "\n";
 }
 
+std::vector<std::string> comma_items(const std::string& text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  for (size_t comma = text.find(','); comma != std::string::npos; comma = text.find(',', start)) {
+    items.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  items.push_back(text.substr(start));
+  return items;
+}
+
 std::vector<int> parse_int_list(const std::string& text, const std::string& option) {
   std::vector<int> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t comma = text.find(',', start);
-    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+  for (const std::string& item : comma_items(text)) {
     char* end = nullptr;
     const long v = std::strtol(item.c_str(), &end, 10);
     if (item.empty() || *end != '\0' || v <= 0 || v > (1 << 24))
       throw InputError("", option, fmt::format("a comma-separated list of positive integers (got \"{}\")", text));
     out.push_back(static_cast<int>(v));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
   }
   return out;
 }

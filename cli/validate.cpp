@@ -57,10 +57,7 @@ struct ValidateArgs {
 // --by FIELD[,FIELD...]: the fields to group the runs by, each one that some run has (run_field).
 std::vector<std::string> group_fields(const std::string& by, const std::vector<calibrate::MeasuredRun>& runs) {
   std::vector<std::string> fields;
-  size_t start = 0;
-  while (start <= by.size()) {
-    const size_t comma = std::min(by.find(',', start), by.size());
-    std::string field = by.substr(start, comma - start);
+  for (std::string field : comma_items(by)) {
     field.erase(0, field.find_first_not_of(' '));
     field.erase(field.find_last_not_of(' ') + 1);
     const bool known = std::any_of(runs.begin(), runs.end(), [&](const calibrate::MeasuredRun& r) {
@@ -72,7 +69,6 @@ std::vector<std::string> group_fields(const std::string& by, const std::vector<c
                                    "nodes, gpus, gpus_per_node, batch_per_gpu, data, scheme, or a field of their own "
                                    "(no run has \"{}\")", field));
     fields.push_back(field);
-    start = comma + 1;
   }
   return fields;
 }

@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -98,6 +99,13 @@ std::string lower_case(const std::string& text) {
   std::string out;
   for (char ch : text) out += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   return out;
+}
+
+int compare_numbers_or_text(const std::string& a, const std::string& b) {
+  char *end_a = nullptr, *end_b = nullptr;
+  const double x = std::strtod(a.c_str(), &end_a), y = std::strtod(b.c_str(), &end_b);
+  if (!a.empty() && !b.empty() && *end_a == '\0' && *end_b == '\0') return x < y ? -1 : x > y ? 1 : 0;
+  return a < b ? -1 : a == b ? 0 : 1;
 }
 
 std::string bare_spelling(const std::string& name) {
@@ -216,24 +224,30 @@ bool JsonObject::get_bool(const std::string& key, std::optional<bool> fallback) 
   return v.get<bool>();
 }
 
+double quantity_value(const Json& v, Quantity kind, const std::string& file, const std::string& path,
+                      bool allow_zero) {
+  double out = 0.0;
+  if (v.is_number()) {
+    out = v.get<double>();
+  } else if (v.is_string()) {
+    out = parse_quantity(v.get<std::string>(), kind, file, path);
+  } else {
+    throw InputError(file, path, fmt::format("a {} (a number or a string with units), got {}", quantity_name(kind),
+                                             json_type_name(v)));
+  }
+  if (!std::isfinite(out) || out < 0.0 || (!allow_zero && out == 0.0))
+    throw InputError(file, path, fmt::format("a {} {} (got {})", allow_zero ? "non-negative" : "positive",
+                                             quantity_name(kind), out));
+  return out;
+}
+
 double JsonObject::get_quantity(const std::string& key, Quantity kind, std::optional<double> fallback,
                                 bool allow_zero) const {
   if (!has(key) && fallback) {
     used_.insert(key);
     return *fallback;
   }
-  const Json& v = require(key);
-  double out = 0.0;
-  if (v.is_number()) {
-    out = v.get<double>();
-  } else if (v.is_string()) {
-    out = parse_quantity(v.get<std::string>(), kind, file_, path_of(key));
-  } else {
-    fail(key, fmt::format("a {} (a number or a string with units), got {}", quantity_name(kind), json_type_name(v)));
-  }
-  if (!std::isfinite(out) || out < 0.0 || (!allow_zero && out == 0.0))
-    fail(key, fmt::format("a {} {} (got {})", allow_zero ? "non-negative" : "positive", quantity_name(kind), out));
-  return out;
+  return quantity_value(require(key), kind, file_, path_of(key), allow_zero);
 }
 
 JsonObject JsonObject::get_object(const std::string& key) const {

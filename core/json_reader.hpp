@@ -79,6 +79,15 @@ class JsonObject {
   mutable std::set<std::string> used_;
 };
 
+// A quantity held by `v` (a number, SI, or a string with units: units.hpp), for array elements and other values
+// that JsonObject::get_quantity does not reach; must be > 0 unless allow_zero. InputError(file, path) otherwise.
+double quantity_value(const Json& v, Quantity kind, const std::string& file, const std::string& path,
+                      bool allow_zero = false);
+
+// Two field values as a table gives them: as numbers where both are numbers ("2" before "16"), else as text;
+// -1, 0 or 1.
+int compare_numbers_or_text(const std::string& a, const std::string& b);
+
 // A name as a published table may spell it, reduced for comparison: lower case, without '-', '_', '.' and spaces
 // ("ResNet-152" and "resnet152" are both "resnet152").
 std::string bare_spelling(const std::string& name);

@@ -141,13 +141,7 @@ std::string prediction_table(const Report& r) {
   if (r.interval_log_sd > 0.0)
     out += fmt::format("<p class=\"interval\">90% interval of images/s from the calibration's cross-validated error "
                        "(×/÷ {:.3f})</p>\n", interval_factor(r.interval_log_sd));
-  if (r.assumed_rate)
-    out += "<p class=\"interval\">" +
-           escape(fmt::format("{}'s NIC rate is an assumption ({} per direction): on several nodes the interval "
-                              "covers the predictions at {} and at {} too", r.assumed_rate->cluster,
-                              format_bandwidth(r.assumed_rate->stated_Bps), format_bandwidth(r.assumed_rate->low_Bps),
-                              format_bandwidth(r.assumed_rate->high_Bps))) +
-           "</p>\n";
+  if (r.assumed_rate) out += "<p class=\"interval\">" + escape(assumed_rate_note(*r.assumed_rate)) + "</p>\n";
   out += "<table class=\"num\"><tr><th>GPUs</th><th>nodes</th><th>iteration</th><th>images/s</th>"
          "<th>90% interval</th><th>speedup</th><th>efficiency</th><th>vs 1 node</th><th>data</th><th>compute</th>"
          "<th>exposed comm</th><th>idle</th><th>staleness</th><th>fidelity</th></tr>\n";

@@ -105,6 +105,12 @@ std::pair<double, double> interval_ratios(double log_sd, const PointResult& p) {
   return interval_ratios(log_sd, p.images_per_sec, p.range_low_images_per_sec, p.range_high_images_per_sec);
 }
 
+std::string assumed_rate_note(const AssumedRate& rate) {
+  return fmt::format("{}'s NIC rate is an assumption ({} per direction): on several nodes the interval covers the "
+                     "predictions at {} and at {} too", rate.cluster, format_bandwidth(rate.stated_Bps),
+                     format_bandwidth(rate.low_Bps), format_bandwidth(rate.high_Bps));
+}
+
 bool has_interval(const Report& r, const PointResult& p) {
   return r.interval_log_sd > 0.0 || p.range_high_images_per_sec > 0.0;
 }
@@ -147,11 +153,7 @@ std::string report_table(const Report& r) {
                            ? fmt::format("; 90% interval of images/s from its cross-validated error (x{:.3f}^-+1)",
                                          interval_factor(r.interval_log_sd))
                            : std::string());
-  if (r.assumed_rate)
-    out << fmt::format("{}'s NIC rate is an assumption ({} per direction): on several nodes the interval covers the "
-                       "predictions at {} and at {} too\n", r.assumed_rate->cluster,
-                       format_bandwidth(r.assumed_rate->stated_Bps), format_bandwidth(r.assumed_rate->low_Bps),
-                       format_bandwidth(r.assumed_rate->high_Bps));
+  if (r.assumed_rate) out << assumed_rate_note(*r.assumed_rate) << "\n";
   out << fmt::format("{:>5} {:>5} {:>12} {:>12} {:>19} {:>8} {:>7} {:>9} {:>11} {:>12} {:>10}\n", "gpus", "nodes",
                      "iteration", "images/s", "90% interval", "speedup", "effic.", "vs 1 node", "compute",
                      "exposed comm", "staleness");

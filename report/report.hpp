@@ -69,6 +69,10 @@ struct AssumedRate {
   double stated_Bps = 0.0, low_Bps = 0.0, high_Bps = 0.0;
 };
 
+// What a report says of an assumed rate beside its intervals: "aws-p2.xlarge's NIC rate is an assumption (125.00
+// MB/s per direction): on several nodes the interval covers the predictions at 125.00 MB/s and at 1.25 GB/s too".
+std::string assumed_rate_note(const AssumedRate& rate);
+
 struct Report {
   std::string scenario;
   std::string scheme;

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <map>
 #include <tuple>
 
@@ -56,7 +55,7 @@ void set_intervals(Validation& v, double log_sd) {
     const auto [lo, hi] = interval_ratios(log_sd, x, r.range_low_images_per_sec, r.range_high_images_per_sec);
     r.interval_low = x * lo;
     r.interval_high = x * hi;
-    if (r.measured_images_per_sec >= r.interval_low && r.measured_images_per_sec <= r.interval_high) ++v.inside_interval;
+    if (r.inside_interval()) ++v.inside_interval;
   }
 }
 
@@ -66,10 +65,8 @@ void set_groups(Validation& v, const std::vector<std::string>& fields,
   const auto before = [](const std::vector<std::string>& a, const std::vector<std::string>& b) {
     for (size_t k = 0; k < a.size(); ++k) {
       if (a[k] == b[k]) continue;
-      char *end_a = nullptr, *end_b = nullptr;
-      const double x = std::strtod(a[k].c_str(), &end_a), y = std::strtod(b[k].c_str(), &end_b);
-      const bool numbers = !a[k].empty() && !b[k].empty() && *end_a == '\0' && *end_b == '\0';
-      return numbers && x != y ? x < y : a[k] < b[k];
+      const int c = compare_numbers_or_text(a[k], b[k]);
+      return c != 0 ? c < 0 : a[k] < b[k];  // "2" and "2.0" stay apart
     }
     return false;
   };
@@ -82,11 +79,8 @@ void set_groups(Validation& v, const std::vector<std::string>& fields,
     ++g.runs;
     g.mape += std::abs(r.error);
     g.max_abs_error = std::max(g.max_abs_error, std::abs(r.error));
-    if (r.interval_high > 0.0) {
-      ++g.with_interval;
-      if (r.measured_images_per_sec >= r.interval_low && r.measured_images_per_sec <= r.interval_high)
-        ++g.inside_interval;
-    }
+    if (r.interval_high > 0.0) ++g.with_interval;
+    if (r.inside_interval()) ++g.inside_interval;
   }
   v.group_fields = fields;
   v.groups.clear();

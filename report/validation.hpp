@@ -48,6 +48,10 @@ struct ValidationRow {
   double range_low_images_per_sec = 0.0, range_high_images_per_sec = 0.0;
   std::string fidelity = "";  // the simulator that predicted it ("message" or "fast": predict's rule); "" when unknown
   RunLabels run;
+  // Whether the row has an interval (set_intervals) and the measured figure lies inside it.
+  bool inside_interval() const {
+    return interval_high > 0.0 && measured_images_per_sec >= interval_low && measured_images_per_sec <= interval_high;
+  }
 };
 
 // The rows that share the values of some run fields (validate --by framework,model): how many, their MAPE, their

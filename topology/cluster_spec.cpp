@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -227,18 +226,8 @@ void read_bandwidth_range(const JsonObject& link, NetworkSpec& net) {
   if (range.size() != 2)
     throw InputError(link.file(), path, fmt::format("two bandwidths [low, high] (got {} elements)", range.size()));
   double ends[2] = {0.0, 0.0};
-  for (size_t i = 0; i < 2; ++i) {
-    const std::string at = fmt::format("{}/{}", path, i);
-    if (range[i].is_number())
-      ends[i] = range[i].get<double>();
-    else if (range[i].is_string())
-      ends[i] = parse_quantity(range[i].get<std::string>(), Quantity::kBandwidthBytesPerSec, link.file(), at);
-    else
-      throw InputError(link.file(), at, fmt::format("a bandwidth (a number or a string with units), got {}",
-                                                    json_type_name(range[i])));
-    if (!std::isfinite(ends[i]) || ends[i] <= 0.0)
-      throw InputError(link.file(), at, fmt::format("a positive bandwidth (got {})", ends[i]));
-  }
+  for (size_t i = 0; i < 2; ++i)
+    ends[i] = quantity_value(range[i], Quantity::kBandwidthBytesPerSec, link.file(), fmt::format("{}/{}", path, i));
   const double stated = net.nic_link.bandwidth_Bps;
   if (!(ends[0] <= stated && stated <= ends[1] && ends[0] < ends[1]))
     throw InputError(link.file(), path,
