@@ -291,6 +291,7 @@ plan::Scenario scenario_of(const MeasuredRun& run) {
   s.framework = run.framework;
   s.training.data = run.data;
   s.training.precision = run.precision;
+  sim::apply_stack_defaults(s);
   return s;
 }
 

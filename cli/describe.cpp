@@ -96,6 +96,7 @@ int run_describe(const DescribeOptions& o) {
     if (o.json.empty()) table = topology::format_cluster_table(cluster);
   } else {
     plan::Scenario s = plan::load_scenario(o.scenario);
+    sim::apply_stack_defaults(s);
     if (s.sweep_gpus.empty()) {
       const topology::ClusterSpec spec = plan::load_scenario_cluster_spec(s);
       s.sweep_gpus = {s.nodes * (s.gpus_per_node > 0 ? s.gpus_per_node : spec.node.devices_per_node)};

@@ -21,6 +21,7 @@
 #include "core/files.hpp"
 #include "core/progress.hpp"
 #include "sim/predict.hpp"
+#include "sim/stacks.hpp"
 #include "report/html.hpp"
 
 namespace scaletwin::cli {
@@ -64,6 +65,7 @@ void grow_cluster(plan::Scenario& scenario, const PredictArgs& a, const std::vec
 
 int run_predict(const PredictArgs& a) {
   plan::Scenario scenario = a.scenario.empty() ? plan::default_scenario() : plan::load_scenario(a.scenario);
+  sim::apply_stack_defaults(scenario);
   sim::PredictOptions options;
   if (!a.gpus.empty()) options.gpus = parse_int_list(a.gpus, "--gpus");
   if (a.nodes < 0) throw InputError("", "--nodes", "a positive number of nodes");

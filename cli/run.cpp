@@ -35,6 +35,7 @@
 #include "exec/cuda_backend.hpp"
 #include "exec/train/trainer.hpp"
 #include "plan/scenario.hpp"
+#include "sim/stacks.hpp"
 
 namespace scaletwin::cli {
 
@@ -197,6 +198,7 @@ int run_run(const RunArgs& a) {
   if (a.device != "cpu" && a.device != "cuda")
     throw InputError("", "--device", fmt::format("cpu or cuda (got \"{}\")", a.device));
   plan::Scenario scenario = plan::load_scenario(a.scenario);
+  sim::apply_stack_defaults(scenario);
   if (a.seed >= 0) scenario.training.seed = static_cast<uint64_t>(a.seed);
   if (a.device == "cuda") {
     std::string why;

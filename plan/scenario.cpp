@@ -37,6 +37,7 @@ PsScheme parse_ps(const JsonObject& obj) {
                  : placement == "device"   ? PsPlacement::kDevice
                  : placement == "colocated" ? PsPlacement::kColocated
                                             : PsPlacement::kDedicated;
+  ps.local_aggregation_stated = obj.has("local_aggregation");
   ps.local_aggregation = obj.get_bool("local_aggregation", false);
   return ps;
 }
@@ -281,7 +282,10 @@ std::string Scheme::describe() const {
   auto dp = [this](SchemeKind k) {
     if (k == SchemeKind::kPs)
       return fmt::format("ps({}, {} server{}, {}{})", ps_mode_name(ps.mode), ps.servers, ps.servers == 1 ? "" : "s",
-                         ps_placement_name(ps.placement), ps.local_aggregation ? ", local aggregation" : "");
+                         ps_placement_name(ps.placement),
+                         !ps.local_aggregation                 ? ""
+                         : ps.local_aggregation_by.empty()     ? ", local aggregation"
+                                                               : ", local aggregation (" + ps.local_aggregation_by + "'s default)");
     const std::string algo =
         allreduce.algorithm == Algorithm::kHierarchical
             ? fmt::format("hierarchical {}/{}", algorithm_name(allreduce.intra), algorithm_name(allreduce.inter))

@@ -26,6 +26,9 @@ struct PsScheme {
   int servers = 1;
   PsPlacement placement = PsPlacement::kColocated;
   bool local_aggregation = false;
+  bool local_aggregation_stated = false;  // the scheme said "local_aggregation"; else the spec's default, false,
+                                          // or the stack's (sim::apply_stack_defaults)
+  std::string local_aggregation_by;       // the stack whose default made local_aggregation true ("mxnet"), or ""
 };
 
 struct AllReduceScheme {

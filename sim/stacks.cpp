@@ -48,6 +48,19 @@ std::string StackDescription::network(const std::string& model) const {
   return it != models.end() ? it->second : model;
 }
 
+namespace {
+
+// A stated yes or no with its reason: {"value": true, "source": "..."} at root[key].
+bool sourced_bool(const JsonObject& root, const std::string& key, const std::string& why) {
+  const JsonObject o = root.get_object(key);
+  const bool value = o.get_bool("value");
+  if (o.get_string("source", "").empty()) o.fail("source", why);
+  o.finish();
+  return value;
+}
+
+}  // namespace
+
 StackDescription parse_stack_description(const Json& json, const std::string& file) {
   const JsonObject root = JsonObject::root(json, file);
   if (root.get_string("format") != "scaletwin-stack/1") root.fail("format", "\"scaletwin-stack/1\"");
@@ -56,12 +69,9 @@ StackDescription parse_stack_description(const Json& json, const std::string& fi
   StackDescription d;
   d.name = root.get_string("name");
   d.description = root.get_string("description", "");
-  {
-    const JsonObject lf = root.get_object("link_factors");
-    d.link_factors = lf.get_bool("value");
-    if (lf.get_string("source", "").empty()) lf.fail("source", "why the stack's runs do or do not fit link factors");
-    lf.finish();
-  }
+  d.link_factors = sourced_bool(root, "link_factors", "why the stack's runs do or do not fit link factors");
+  d.ps_local_aggregation = sourced_bool(root, "ps_local_aggregation",
+                                        "why the framework does or does not sum a node's gradients before they leave it");
   const JsonObject params = root.get_object("parameters");
   for (const std::string& key : stack_parameter_keys()) {
     if (!params.has(key)) params.fail(key, "the stack's " + key + " (a value, or null for none)");
@@ -129,6 +139,18 @@ const StackDescription& find_stack(const std::string& name, const std::string& f
     if (d.name == name) return d;
   throw InputError(file, path,
                    fmt::format("a software stack: {} (got \"{}\")", fmt::join(builtin_stack_names(), ", "), name));
+}
+
+bool apply_stack_defaults(plan::Scenario& scenario) {
+  plan::PsScheme& ps = scenario.scheme.ps;
+  if (scenario.framework.empty() || !scenario.scheme.has_servers() || ps.local_aggregation_stated ||
+      ps.local_aggregation)
+    return false;
+  if (ps.placement != plan::PsPlacement::kColocated && ps.placement != plan::PsPlacement::kDedicated) return false;
+  if (!find_stack(scenario.framework, scenario.file, scenario.path_of("/framework")).ps_local_aggregation) return false;
+  ps.local_aggregation = true;
+  ps.local_aggregation_by = scenario.framework;
+  return true;
 }
 
 std::string run_stack(const plan::Scenario& scenario, const topology::Cluster& cluster) {

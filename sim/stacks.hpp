@@ -6,6 +6,7 @@
 //
 //   {"format": "scaletwin-stack/1", "name": "tensorflow", "description": "...", "source": "...",
 //    "link_factors": {"value": false, "source": "..."},
+//    "ps_local_aggregation": {"value": false, "source": "..."},
 //    "parameters": {"network_Bps": {"value": 6e8, "fit": true, "lower": 5e7, "upper": 2e10, "source": "..."}}}
 //
 // "value": null means the stack has no such cost of its own (the calibration's top-level value applies, or, for
@@ -47,6 +48,10 @@ struct StackDescription {
   // point-to-point messages, whose transport inefficiency a factor on the wire carries). A framework with a cost
   // model of its own (tensorflow, mxnet) carries what is not the wire in that model, never in a link factor.
   bool link_factors = false;
+  // "ps_local_aggregation": whether the framework sums the gradients of a node's GPUs before they leave the node
+  // for parameter servers reached over the network (MXNet's dist kvstore: one push per key and node), where a
+  // scheme does not say (apply_stack_defaults).
+  bool ps_local_aggregation = false;
   StackCosts costs() const;        // the values as a calibration's stack entry
   // The built-in model a measured run of this stack that names `model` trained: models' entry, else `model`.
   std::string network(const std::string& model) const;
@@ -65,6 +70,12 @@ StackDescription parse_stack_description(const Json& json, const std::string& fi
 // The stack of a scenario on its cluster: its "framework", else "mpi" on a cluster of CPU cores (scaletwin's own
 // executor), "tensorflow" for parameter servers (the PS of the measured era), "nccl" for all-reduce schemes.
 std::string run_stack(const plan::Scenario& scenario, const topology::Cluster& cluster);
+// A scenario's scheme completed by its stack where the scheme is silent: a parameter-server scheme whose servers
+// are reached over the network (placement colocated or dedicated) and that does not state "local_aggregation"
+// takes the named stack's ps_local_aggregation (MXNet: true), noted in PsScheme::local_aggregation_by. Only a
+// stack the scenario names ("framework") counts: the defaults of run_stack (mpi, tensorflow, nccl) do what the
+// scheme says. Returns whether it changed the scheme. predict, run, describe and every measured run apply it.
+bool apply_stack_defaults(plan::Scenario& scenario);
 // The field of a StackCosts by key.
 std::optional<double>& stack_field(StackCosts& costs, const std::string& key);
 

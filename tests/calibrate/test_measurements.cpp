@@ -270,6 +270,13 @@ TEST_CASE("a run's framework: its field, else the framework its source names, el
   CHECK(scenario_of(r).framework == "nccl");
   CHECK(run_field(r, "framework") == "nccl");
   CHECK(run_configuration(r).at("framework") == "nccl");
+  run["framework"] = "mxnet";  // its servers over the network: a node's GPUs push one merged array where unsaid
+  run["scheme"].erase("local_aggregation");
+  const plan::Scenario mx = scenario_of(parse_measurements(document(run), "m.json").at(0));
+  CHECK(mx.scheme.ps.local_aggregation);
+  CHECK(mx.scheme.ps.local_aggregation_by == "mxnet");
+  run["framework"] = "tensorflow";
+  CHECK_FALSE(scenario_of(parse_measurements(document(run), "m.json").at(0)).scheme.ps.local_aggregation);
   run["framework"] = "caffe";  // not a spec field: a framework without a stack model is noted, not refused
   const MeasuredRun caffe = parse_measurements(document(run), "m.json").at(0);
   CHECK(caffe.framework == "mxnet");  // as the source says

@@ -304,3 +304,19 @@ TEST_CASE("a parameter server on the worker's own GPU costs about what the worke
   const double host = rate(R"({"name": "ps", "placement": "host_cpu"})", "one-gpu-ps-host.json");
   CHECK(host < ps);  // a host server: the gradients cross PCIe and its threads pay per byte
 }
+
+// MXNet's dist kvstore sums a node's gradients before they leave it; a scheme that does not say so gets that from
+// the stack (stacks/mxnet.json "ps_local_aggregation"), and the report says where it came from.
+TEST_CASE("predict and describe name the stack whose default sums a node's gradients", "[cli]") {
+  const std::string path = write(scratch() / "mx-dist.json", R"({"name": "mx-dist", "model": "resnet50",
+    "framework": "mxnet", "cluster": "aws-p2.16xlarge", "nodes": 2, "batch_per_gpu": 32,
+    "scheme": {"name": "ps", "servers": 2, "placement": "colocated"}, "sweep": {"gpus": [32]}})");
+  const auto p = run("predict " + path + " --fidelity fast --json - -q");
+  INFO(p.out);
+  REQUIRE(p.code == 0);
+  CHECK(nlohmann::json::parse(p.out).at("scheme") ==
+        "ps(sync, 2 servers, colocated, local aggregation (mxnet's default))");
+  const auto d = run("describe " + path + " --json -");
+  REQUIRE(d.code == 0);
+  CHECK(d.out.find("\"local_aggregation\": true") != std::string::npos);
+}

@@ -34,7 +34,8 @@ plan::ComputeOp conv3x3_op() {
 // A stack file that parses: every cost without a value of its own, no link factors.
 Json minimal_stack() {
   Json stack = {{"format", "scaletwin-stack/1"}, {"name", "x"}, {"parameters", Json::object()},
-                {"link_factors", {{"value", false}, {"source", "s"}}}};
+                {"link_factors", {{"value", false}, {"source", "s"}}},
+                {"ps_local_aggregation", {{"value", false}, {"source", "s"}}}};
   for (const std::string& key : sim::stack_parameter_keys())
     stack["parameters"][key] = {{"value", nullptr}, {"fit", false}, {"lower", 1e-6}, {"upper", 1.0}, {"source", "s"}};
   return stack;
@@ -70,6 +71,9 @@ TEST_CASE("a stack file without a source or with a fitted parameter lacking a st
   Json no_link_source = stack;  // whether its runs fit link factors is a claim about the stack: it needs a reason
   no_link_source["link_factors"].erase("source");
   CHECK_THROWS_WITH(sim::parse_stack_description(no_link_source, "x.json"), Catch::Contains("/link_factors/source"));
+  Json no_aggregation = stack;  // so is whether the framework sums a node's gradients before they leave it
+  no_aggregation.erase("ps_local_aggregation");
+  CHECK_THROWS_WITH(sim::parse_stack_description(no_aggregation, "x.json"), Catch::Contains("/ps_local_aggregation"));
   Json no_source = stack;
   no_source["parameters"]["network_Bps"].erase("source");
   CHECK_THROWS_WITH(sim::parse_stack_description(no_source, "x.json"), Catch::Contains("/parameters/network_Bps"));
@@ -113,6 +117,63 @@ TEST_CASE("a run's stack: its framework, else the scheme's and cluster's default
   Json local = {{"model", "lenet5"}, {"cluster", "local-cpu"}, {"scheme", ps}};
   CHECK(stack(plan::parse_scenario(local, "l.json")) == "mpi");
   CHECK_THROWS_WITH(scenario_on("aws-p2.8xlarge", ps, "caffe"), Catch::Contains("/framework"));
+}
+
+TEST_CASE("a parameter server over the network sums a node's gradients where the named stack does", "[unit]") {
+  const Json colocated = {{"name", "ps"}, {"placement", "colocated"}, {"servers", 2}};
+  CHECK(sim::find_stack("mxnet").ps_local_aggregation);  // its dist kvstore: one push per key and node
+  for (const char* name : {"tensorflow", "mpi", "nccl"}) CHECK_FALSE(sim::find_stack(name).ps_local_aggregation);
+  plan::Scenario mx = scenario_on("aws-p2.16xlarge", colocated, "mxnet");
+  CHECK(sim::apply_stack_defaults(mx));
+  CHECK(mx.scheme.ps.local_aggregation);
+  CHECK(mx.scheme.ps.local_aggregation_by == "mxnet");
+  CHECK(mx.scheme.describe() == "ps(sync, 2 servers, colocated, local aggregation (mxnet's default))");
+  CHECK(mx.scheme.to_json().at("local_aggregation") == true);
+  CHECK_FALSE(sim::apply_stack_defaults(mx));  // applied once
+  Json dedicated = colocated;
+  dedicated["placement"] = "dedicated";
+  plan::Scenario mx_dedicated = scenario_on("aws-p2.16xlarge", dedicated, "mxnet");
+  CHECK(sim::apply_stack_defaults(mx_dedicated));
+  Json hybrid = {{"name", "hybrid"}, {"data_parallel", colocated}};
+  plan::Scenario mx_hybrid = scenario_on("aws-p2.16xlarge", hybrid, "mxnet");
+  CHECK(sim::apply_stack_defaults(mx_hybrid));
+  CHECK(mx_hybrid.scheme.ps.local_aggregation);
+  // What a scheme states stands: one worker process per GPU is a run that says "local_aggregation": false.
+  Json stated = colocated;
+  stated["local_aggregation"] = false;
+  plan::Scenario mx_stated = scenario_on("aws-p2.16xlarge", stated, "mxnet");
+  CHECK_FALSE(sim::apply_stack_defaults(mx_stated));
+  CHECK_FALSE(mx_stated.scheme.ps.local_aggregation);
+  // Servers inside the node (MXNet's local and device kvstores), another stack, or none named: the scheme as said.
+  Json device = colocated;
+  device["placement"] = "device";
+  plan::Scenario mx_device = scenario_on("aws-p2.16xlarge", device, "mxnet");
+  CHECK_FALSE(sim::apply_stack_defaults(mx_device));
+  plan::Scenario tf = scenario_on("aws-p2.16xlarge", colocated, "tensorflow");
+  CHECK_FALSE(sim::apply_stack_defaults(tf));
+  plan::Scenario unnamed = scenario_on("aws-p2.16xlarge", colocated);
+  CHECK_FALSE(sim::apply_stack_defaults(unnamed));
+  CHECK(unnamed.scheme.describe() == "ps(sync, 2 servers, colocated)");
+  plan::Scenario ring = scenario_on("aws-p2.16xlarge", {{"name", "allreduce"}}, "mxnet");
+  CHECK_FALSE(sim::apply_stack_defaults(ring));
+}
+
+TEST_CASE("MXNet's servers across nodes take one merged push per node as a stated local aggregation does", "[sim]") {
+  // 2 p2.16xlarge (32 GPUs, 20 Gbit/s NICs), ResNet-50: 16 pushes of 100 MB per node or one (0.97 s against 0.69).
+  Json colocated = {{"name", "ps"}, {"placement", "colocated"}, {"servers", 2}};
+  plan::Scenario by_stack = scenario_on("aws-p2.16xlarge", colocated, "mxnet");
+  sim::apply_stack_defaults(by_stack);
+  colocated["local_aggregation"] = true;
+  const plan::Scenario stated = scenario_on("aws-p2.16xlarge", colocated, "mxnet");
+  colocated["local_aggregation"] = false;
+  const plan::Scenario per_gpu = scenario_on("aws-p2.16xlarge", colocated, "mxnet");
+  const sim::Calibration c = sim::default_calibration();
+  const auto fast = [&](const plan::Scenario& s) {
+    return sim::simulate_point(s, 32, c, sim::RunOptions{}, sim::Fidelity::kFast).iteration_s;
+  };
+  const double merged = fast(by_stack);
+  CHECK(merged == Approx(fast(stated)).epsilon(1e-12));
+  CHECK(fast(per_gpu) > 1.25 * merged);
 }
 
 TEST_CASE("for_run folds the stack's costs in and leaves other stacks' runs alone", "[unit]") {
