@@ -293,6 +293,9 @@ FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calib
   }
   FitResult result;
   result.calibration = c;
+  // How far each stack's dispatch floor reaches on the runs is a property of the runs a calibration was fitted on
+  // (scripts/fit-calibrations measures it for the shipped one): a start's does not carry over to a new fit.
+  result.calibration.floor_support.clear();
   result.runs = static_cast<int>(runs.size());
   result.configurations = static_cast<int>(surrogate.configurations());
   result.surrogate_mape = mape_of(problem.rate_residuals(problem.at(x)));

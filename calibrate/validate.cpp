@@ -63,6 +63,26 @@ report::Validation validate_runs(const std::vector<MeasuredRun>& runs, const sim
       v.rows[ranged[k]].range_high_images_per_sec = std::max(a, b);
     }
   }
+  // What each run's step owes to its stack's dispatch floor, the largest share per stack (the support of a
+  // calibration fitted on these runs), and the runs that lean on it further than the calibration's own support:
+  // predicted without the floor too.
+  std::vector<SimJob> floor_free;
+  std::vector<size_t> beyond;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const sim::DispatchFloor floor = sim::dispatch_floor(jobs[i].scenario, calibration);
+    if (floor.added_s <= 0.0 || floor.compute_s <= 0.0) continue;
+    const double share = floor.added_s / floor.compute_s;
+    v.rows[i].dispatch_floor_share = share;
+    double& support = v.dispatch_floor_support[floor.stack];
+    support = std::max(support, share);
+    if (!sim::floor_beyond_support(jobs[i].scenario, calibration)) continue;
+    floor_free.push_back(SimJob{jobs[i].scenario, jobs[i].gpus, sim::without_floor(calibration, floor.stack)});
+    beyond.push_back(i);
+  }
+  if (!floor_free.empty()) {
+    const std::vector<report::PointResult> free = sim::simulate_points_forked(floor_free, parallel, sim::RunOptions{});
+    for (size_t k = 0; k < beyond.size(); ++k) v.rows[beyond[k]].floor_free_images_per_sec = free[k].images_per_sec;
+  }
   report::set_intervals(v, calibration.prediction_log_sd);
   return v;
 }

@@ -94,13 +94,12 @@ int run_predict(const PredictArgs& a) {
     if (floor.compute_s > 0.0 && floor.added_s >= kFloorNote * floor.compute_s)
       std::cerr << fmt::format("predict: {}'s dispatch floor ({:.0f} us per layer and phase) lifts {} of the {} "
                                "compute ops of {}'s step at batch {}, {:.0f}% of its compute: a fitted stand-in "
-                               "for a cost the model does not explain, so away from the batches it was fitted at "
-                               "the interval may understate the uncertainty (calibrate/README.md)\n",
+                               "for a cost the model does not explain (calibrate/README.md)\n",
                                floor.stack, floor.floor_s * 1e6, floor.raised, floor.ops, scenario.model,
                                scenario.batch_per_gpu, 100.0 * floor.added_s / floor.compute_s);
   }
   const std::vector<int> sweep = sim::sweep_of(scenario, options.gpus);
-  Progress progress("predict", static_cast<size_t>(sim::predict_simulations(scenario, sweep)),
+  Progress progress("predict", static_cast<size_t>(sim::predict_simulations(scenario, sweep, options.calibration)),
                     progress_style_for_stderr(a.quiet));
   options.on_point = [&progress](int) { progress.tick(); };
   const report::Report report = sim::predict(scenario, options);

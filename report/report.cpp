@@ -42,6 +42,7 @@ Json point_to_json(const PointResult& p, bool with_trace) {
   }
   if (p.range_high_images_per_sec > 0.0)
     j["assumed_range_images_per_sec"] = Json::array({p.range_low_images_per_sec, p.range_high_images_per_sec});
+  if (p.floor_free_images_per_sec > 0.0) j["floor_free_images_per_sec"] = p.floor_free_images_per_sec;
   if (with_trace) {
     j["tracks"] = p.tracks;
     Json ev = Json::array();
@@ -79,6 +80,7 @@ PointResult point_from_json(const Json& j) {
     p.range_low_images_per_sec = j["assumed_range_images_per_sec"].at(0);
     p.range_high_images_per_sec = j["assumed_range_images_per_sec"].at(1);
   }
+  p.floor_free_images_per_sec = j.value("floor_free_images_per_sec", 0.0);
   if (j.contains("tracks")) p.tracks = j["tracks"].get<std::vector<std::string>>();
   if (j.contains("trace"))
     for (const Json& e : j["trace"]) p.trace.push_back({e.at(0), e.at(1), e.at(2), e.at(3), e.at(4)});
@@ -91,18 +93,24 @@ std::pair<double, double> prediction_interval(double x, double log_sd) {
   return {x / interval_factor(log_sd), x * interval_factor(log_sd)};
 }
 
-std::pair<double, double> interval_ratios(double log_sd, double x, double range_low, double range_high) {
+std::pair<double, double> interval_ratios(double log_sd, double x, std::initializer_list<double> alternatives) {
   const double factor = log_sd > 0.0 ? interval_factor(log_sd) : 1.0;
   double low = 1.0, high = 1.0;
-  if (range_high > 0.0 && x > 0.0) {
-    low = std::min(1.0, range_low / x);
-    high = std::max(1.0, range_high / x);
-  }
+  for (const double a : alternatives)
+    if (a > 0.0 && x > 0.0) {
+      low = std::min(low, a / x);
+      high = std::max(high, a / x);
+    }
   return {low / factor, high * factor};
 }
 
 std::pair<double, double> interval_ratios(double log_sd, const PointResult& p) {
-  return interval_ratios(log_sd, p.images_per_sec, p.range_low_images_per_sec, p.range_high_images_per_sec);
+  return interval_ratios(log_sd, p.images_per_sec,
+                         {p.range_low_images_per_sec, p.range_high_images_per_sec, p.floor_free_images_per_sec});
+}
+
+bool has_alternatives(const PointResult& p) {
+  return p.range_high_images_per_sec > 0.0 || p.floor_free_images_per_sec > 0.0;
 }
 
 std::string assumed_rate_note(const AssumedRate& rate) {
@@ -111,8 +119,12 @@ std::string assumed_rate_note(const AssumedRate& rate) {
                      format_bandwidth(rate.low_Bps), format_bandwidth(rate.high_Bps));
 }
 
-bool has_interval(const Report& r, const PointResult& p) {
-  return r.interval_log_sd > 0.0 || p.range_high_images_per_sec > 0.0;
+bool has_interval(const Report& r, const PointResult& p) { return r.interval_log_sd > 0.0 || has_alternatives(p); }
+
+std::string floor_beyond_note(const FloorBeyondSupport& floor) {
+  return fmt::format("{}'s dispatch floor adds {:.0f}% of the step's compute at batch {}, more than the {:.0f}% of "
+                     "any run its calibration was fitted on: the interval covers the prediction without the floor too",
+                     floor.stack, 100.0 * floor.share, floor.batch_per_gpu, 100.0 * floor.support);
 }
 
 std::string error_label(double error) { return fmt::format("{:+.1f}%", 100.0 * error); }
@@ -127,7 +139,7 @@ Json report_to_json(const Report& r) {
       j["iteration_s_interval"] = Json::array({p.iteration_s / hi, p.iteration_s / lo});
       j["speedup_interval"] = Json::array({p.speedup * lo, p.speedup * hi});
     }
-    if (p.time_to_target_s > 0.0 && (r.time_log_sd > 0.0 || p.range_high_images_per_sec > 0.0)) {
+    if (p.time_to_target_s > 0.0 && (r.time_log_sd > 0.0 || has_alternatives(p))) {
       const auto [lo, hi] = interval_ratios(r.time_log_sd, p);
       j["time_to_target_s_interval"] = Json::array({p.time_to_target_s / hi, p.time_to_target_s / lo});
     }
@@ -140,6 +152,9 @@ Json report_to_json(const Report& r) {
   if (r.assumed_rate)
     out["assumed_nic_rate"] = {{"cluster", r.assumed_rate->cluster}, {"stated_Bps", r.assumed_rate->stated_Bps},
                                {"range_Bps", {r.assumed_rate->low_Bps, r.assumed_rate->high_Bps}}};
+  if (r.floor_beyond)
+    out["dispatch_floor_beyond_support"] = {{"stack", r.floor_beyond->stack}, {"share", r.floor_beyond->share},
+                                            {"support", r.floor_beyond->support}};
   return out;
 }
 
@@ -154,6 +169,7 @@ std::string report_table(const Report& r) {
                                          interval_factor(r.interval_log_sd))
                            : std::string());
   if (r.assumed_rate) out << assumed_rate_note(*r.assumed_rate) << "\n";
+  if (r.floor_beyond) out << floor_beyond_note(*r.floor_beyond) << "\n";
   out << fmt::format("{:>5} {:>5} {:>12} {:>12} {:>19} {:>8} {:>7} {:>9} {:>11} {:>12} {:>10}\n", "gpus", "nodes",
                      "iteration", "images/s", "90% interval", "speedup", "effic.", "vs 1 node", "compute",
                      "exposed comm", "staleness");
@@ -177,7 +193,7 @@ std::string report_table(const Report& r) {
                                                                       r.predictions.front().gpus > 1 ? "s" : ""));
     for (const PointResult& p : r.predictions) {
       const auto [lo, hi] = interval_ratios(r.time_log_sd, p);
-      const std::string range = r.time_log_sd > 0.0 || p.range_high_images_per_sec > 0.0
+      const std::string range = r.time_log_sd > 0.0 || has_alternatives(p)
                                     ? fmt::format("{}-{}", format_duration(p.time_to_target_s / hi),
                                                   format_duration(p.time_to_target_s / lo))
                                     : std::string("-");

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -58,6 +59,9 @@ struct PointResult {
   // On several nodes of a cluster whose NIC rate is an assumption with a range (Report::assumed_rate): images/s
   // simulated at the low and the high end of the range (the smaller first); 0, 0 elsewhere.
   double range_low_images_per_sec = 0.0, range_high_images_per_sec = 0.0;
+  // Where the stack's dispatch floor adds more of the step than on any run its calibration was fitted on
+  // (Report::floor_beyond): images/s simulated without the floor, which the interval covers too; 0 elsewhere.
+  double floor_free_images_per_sec = 0.0;
   std::vector<std::string> tracks;  // endpoint names
   std::vector<TraceEvent> trace;    // when requested
 };
@@ -72,6 +76,18 @@ struct AssumedRate {
 // What a report says of an assumed rate beside its intervals: "aws-p2.xlarge's NIC rate is an assumption (125.00
 // MB/s per direction): on several nodes the interval covers the predictions at 125.00 MB/s and at 1.25 GB/s too".
 std::string assumed_rate_note(const AssumedRate& rate);
+
+// A step that leans on its stack's dispatch floor (a fitted stand-in, calibrate/README.md) further than any run its
+// calibration was fitted on: the share of the worker's compute the floor adds here and at most there.
+struct FloorBeyondSupport {
+  std::string stack;
+  int64_t batch_per_gpu = 0;
+  double share = 0.0, support = 0.0;
+};
+
+// "tensorflow's dispatch floor adds 47% of the step's compute at batch 8, more than the 21% of any run its
+// calibration was fitted on: the interval covers the prediction without the floor too".
+std::string floor_beyond_note(const FloorBeyondSupport& floor);
 
 struct Report {
   std::string scenario;
@@ -90,6 +106,9 @@ struct Report {
   // Set where the cluster's NIC rate is an assumption with a range: points on several nodes are simulated at both
   // ends too (PointResult::range_*), and their intervals cover both.
   std::optional<AssumedRate> assumed_rate;
+  // Set where the step leans on the floor beyond the calibration's support: every point is simulated without the
+  // floor too (PointResult::floor_free_images_per_sec), and its interval covers both.
+  std::optional<FloorBeyondSupport> floor_beyond;
   std::vector<PointResult> predictions;
 };
 
@@ -99,11 +118,14 @@ constexpr double kZ90 = 1.6448536269514722;
 double interval_factor(double log_sd);
 std::pair<double, double> prediction_interval(double x, double log_sd);
 // The 90% interval of a predicted images/s x as ratios to it, {low, high}: x ×/÷ interval_factor(log_sd) around x
-// and, where x has a range [range_low, range_high] (PointResult::range_*; range_high 0: none), around both ends
-// of it too: low = min(1, range_low / x) / factor, high = max(1, range_high / x) * factor. {1, 1} when neither.
-std::pair<double, double> interval_ratios(double log_sd, double x, double range_low, double range_high);
+// and around each alternative prediction the model cannot rule out (the ends of an assumed NIC range,
+// PointResult::range_*; the prediction without a floor beyond its support, floor_free_*; 0: none):
+// low = min(1, alternatives / x) / factor, high = max(1, alternatives / x) * factor. {1, 1} when neither.
+std::pair<double, double> interval_ratios(double log_sd, double x, std::initializer_list<double> alternatives);
 std::pair<double, double> interval_ratios(double log_sd, const PointResult& p);
-// Whether a point of the report has an interval: the calibration gives one, or the point has a range.
+// Whether a point has alternatives (above) that its interval covers.
+bool has_alternatives(const PointResult& p);
+// Whether a point of the report has an interval: the calibration gives one, or the point has alternatives.
 bool has_interval(const Report& r, const PointResult& p);
 // The label of an error (predicted - measured) / measured, as tables and charts write it: "+3.1%", "-12.0%".
 std::string error_label(double error);

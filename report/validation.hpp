@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,11 @@ struct ValidationRow {
   // A run on several nodes of a cluster whose NIC rate is an assumption with a range: images/s predicted at its low
   // and high end (the smaller first), which the interval covers too (report.hpp: interval_ratios); 0, 0 elsewhere.
   double range_low_images_per_sec = 0.0, range_high_images_per_sec = 0.0;
+  // A run whose step leans on its stack's dispatch floor further than any run the calibration was fitted on
+  // (report.hpp: FloorBeyondSupport): images/s predicted without the floor, which the interval covers too; 0
+  // elsewhere. dispatch_floor_share: the share of the worker's compute the floor adds (0: none).
+  double floor_free_images_per_sec = 0.0;
+  double dispatch_floor_share = 0.0;
   std::string fidelity = "";  // the simulator that predicted it ("message" or "fast": predict's rule); "" when unknown
   RunLabels run;
   // Whether the row has an interval (set_intervals) and the measured figure lies inside it.
@@ -73,6 +79,9 @@ struct Validation {
   double interval_log_sd = 0.0;
   int inside_interval = 0;
   int fast_above_gpus = 0;  // predict's rule for the rows' fidelity (0: not stated)
+  // The largest dispatch_floor_share of each stack's rows (what a calibration fitted on these runs supports:
+  // scripts/fit-calibrations writes it into the calibration's prediction_interval.dispatch_floor_support).
+  std::map<std::string, double> dispatch_floor_support;
   std::vector<std::string> group_fields;  // set_groups: what the rows are grouped by (none: no groups)
   std::vector<ValidationGroup> groups;    // sorted by their values
 };

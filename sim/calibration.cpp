@@ -320,6 +320,12 @@ Calibration parse_calibration(const Json& json, const std::string& file) {
   if (root.has("prediction_interval")) {
     const JsonObject pi = root.get_object("prediction_interval");
     c.prediction_log_sd = pi.get_number("log_sd", std::nullopt, 0.0, 10.0);
+    if (pi.has("dispatch_floor_support")) {
+      const JsonObject support = pi.get_object("dispatch_floor_support");
+      for (const auto& item : support.raw().items())
+        c.floor_support[item.key()] = support.get_number(item.key(), std::nullopt, 0.0, 1.0);
+      support.finish();
+    }
     for (const auto& item : pi.raw().items()) pi.ignore(item.key());  // how it was measured, for people
   }
   if (root.has("stacks")) {
@@ -366,6 +372,7 @@ Json calibration_to_json(const Calibration& c) {
   for (const auto& [name, s] : c.stacks) stacks[name] = stack_to_json(s);
   j["stacks"] = stacks;
   if (c.prediction_log_sd > 0.0) j["prediction_interval"] = {{"log_sd", c.prediction_log_sd}};
+  if (!c.floor_support.empty()) j["prediction_interval"]["dispatch_floor_support"] = c.floor_support;
   return j;
 }
 

@@ -169,6 +169,11 @@ struct Calibration {
   // cross-validated predictions (runs left out of the fit that predicted them: scripts/fit-calibrations); predict
   // gives 90% intervals x * exp(-+1.645 s). 0: unknown, no interval.
   double prediction_log_sd = 0.0;
+  // "prediction_interval": {"dispatch_floor_support": {"tensorflow": 0.21}}: the largest share of a worker's compute
+  // that each stack's dispatch floor (a fitted stand-in, calibrate/README.md) adds on the runs the calibration was
+  // fitted on. A step that leans on it further is predicted without the floor too, and its interval covers both
+  // (sim/predict.hpp: floor_beyond_support). A stack without an entry: no such check.
+  std::map<std::string, double> floor_support;
 
   const DeviceEfficiency& device(const std::string& device_name) const;
   // The bandwidth the simulator gives a link of topology kind `edge_kind` whose wire moves wire_Bps: the class's

@@ -164,6 +164,23 @@ DispatchFloor dispatch_floor(const plan::Scenario& scenario, const Calibration& 
   return dispatch_floor(worker_step(scenario, calibration));
 }
 
+std::optional<report::FloorBeyondSupport> floor_beyond_support(const plan::Scenario& scenario,
+                                                               const Calibration& calibration) {
+  if (calibration.floor_support.empty()) return std::nullopt;
+  const DispatchFloor floor = dispatch_floor(scenario, calibration);
+  const auto support = calibration.floor_support.find(floor.stack);
+  if (support == calibration.floor_support.end() || floor.compute_s <= 0.0) return std::nullopt;
+  const double share = floor.added_s / floor.compute_s;
+  if (share <= support->second * (1.0 + 1e-9)) return std::nullopt;  // within, or the run that set the support
+  return report::FloorBeyondSupport{floor.stack, scenario.batch_per_gpu, share, support->second};
+}
+
+Calibration without_floor(const Calibration& calibration, const std::string& stack) {
+  Calibration c = calibration;
+  c.stacks[stack].op_overhead_s = 0.0;
+  return c;
+}
+
 std::optional<report::AssumedRate> assumed_rate(const topology::ClusterSpec& spec) {
   if (spec.network.kind == topology::NetworkKind::kNone || !spec.network.has_nic_range()) return std::nullopt;
   return report::AssumedRate{spec.name, spec.network.nic_link.bandwidth_Bps, spec.network.nic_bandwidth_low_Bps,
@@ -176,11 +193,12 @@ Calibration at_network_rate(const Calibration& calibration, const report::Assume
   return c;
 }
 
-int predict_simulations(const plan::Scenario& scenario, const std::vector<int>& gpus) {
+int predict_simulations(const plan::Scenario& scenario, const std::vector<int>& gpus, const Calibration& calibration) {
   const topology::ClusterSpec spec = plan::load_scenario_cluster_spec(scenario);
   const bool ranged = assumed_rate(spec).has_value();
   int n = std::find(gpus.begin(), gpus.end(), 1) != gpus.end() ? 0 : 1;
   for (int g : gpus) n += ranged && plan::cluster_nodes_needed(scenario, spec.node.devices_per_node, g) > 1 ? 3 : 1;
+  if (floor_beyond_support(scenario, calibration)) n += static_cast<int>(gpus.size());
   return n;
 }
 
@@ -193,6 +211,7 @@ report::Report predict(const plan::Scenario& scenario, const PredictOptions& opt
   const topology::Cluster one_gpu = plan::load_scenario_cluster(scenario, 1);
   report.stack = run_stack(scenario, one_gpu);
   report.assumed_rate = assumed_rate(one_gpu.spec());
+  report.floor_beyond = floor_beyond_support(scenario, options.calibration);
   report.calibration_source = options.calibration_source;
   report.interval_log_sd = options.calibration.prediction_log_sd;
   const std::vector<int> gpus = sweep_of(scenario, options.gpus);
@@ -218,6 +237,14 @@ report::Report predict(const plan::Scenario& scenario, const PredictOptions& opt
       p.range_low_images_per_sec = std::min(ends[0], ends[1]);
       p.range_high_images_per_sec = std::max(ends[0], ends[1]);
     }
+  if (report.floor_beyond) {
+    const Calibration floor_free = without_floor(options.calibration, report.floor_beyond->stack);
+    for (report::PointResult& p : report.predictions) {
+      p.floor_free_images_per_sec =
+          simulate_point_forked(scenario, p.gpus, floor_free, quiet, options.fidelity).images_per_sec;
+      if (options.on_point) options.on_point(p.gpus);
+    }
+  }
   if (base_images_per_sec == 0.0) {
     base_images_per_sec = simulate_point_forked(scenario, 1, options.calibration, quiet, options.fidelity).images_per_sec;
     if (options.on_point) options.on_point(1);

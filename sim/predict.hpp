@@ -71,11 +71,13 @@ std::optional<report::AssumedRate> assumed_rate(const topology::ClusterSpec& spe
 Calibration at_network_rate(const Calibration& calibration, const report::AssumedRate& rate, double rate_Bps);
 
 // Simulates the sweep; where the cluster's NIC rate is assumed with a range, each point on several nodes also at
-// both ends of it (report::Report::assumed_rate, PointResult::range_*).
+// both ends of it (report::Report::assumed_rate, PointResult::range_*); where the step leans on the stack's
+// dispatch floor beyond the calibration's support, each point also without the floor (floor_beyond_support).
 report::Report predict(const plan::Scenario& scenario, const PredictOptions& options);
 // How many simulations predict runs for the sweep `gpus` (for progress): its points, the 1-GPU base where the sweep
-// lacks it, and two more for each point on several nodes where the cluster's NIC rate has a range.
-int predict_simulations(const plan::Scenario& scenario, const std::vector<int>& gpus);
+// lacks it, two more for each point on several nodes where the cluster's NIC rate has a range, and one more for
+// each point where the floor reaches beyond its support.
+int predict_simulations(const plan::Scenario& scenario, const std::vector<int>& gpus, const Calibration& calibration);
 
 // One worker's step at one GPU, lowered once for predict's notes below: the point (its compute items; no
 // schedules), the stack that runs it, and the calibration as that stack and model apply it (Calibration::for_run).
@@ -113,5 +115,16 @@ struct DispatchFloor {
 };
 DispatchFloor dispatch_floor(const WorkerStep& step);
 DispatchFloor dispatch_floor(const plan::Scenario& scenario, const Calibration& calibration);
+
+// Whether the scenario's step leans on its stack's dispatch floor further than any run the calibration was fitted
+// on (Calibration::floor_support): the share of the worker's compute the floor adds exceeds the stack's support.
+// predict and validate then simulate it without the floor too (without_floor) and the interval covers both: the
+// floor stands in for a cost the model does not explain (calibrate/README.md), so where it weighs more than on the
+// runs it was fitted to, nothing says how much of it is real. nullopt where the calibration states no support for
+// the stack or the share lies within it.
+std::optional<report::FloorBeyondSupport> floor_beyond_support(const plan::Scenario& scenario,
+                                                               const Calibration& calibration);
+// `calibration` without the dispatch floor of stack `stack`.
+Calibration without_floor(const Calibration& calibration, const std::string& stack);
 
 }  // namespace scaletwin::sim

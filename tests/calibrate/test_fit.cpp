@@ -131,7 +131,10 @@ TEST_CASE("with no more runs than parameters no parameter is called identified, 
   options.free = {"conv", "conv_knee_flops_per_byte", "memory", "op_overhead_s"};
   options.outer_iterations = 1;
   options.validate = false;
-  const FitResult fit = fit_calibration(runs, sim::default_calibration(), options);
+  sim::Calibration start = sim::default_calibration();
+  start.floor_support = {{"tensorflow", 0.2}};  // the start's runs' support is not the new fit's
+  const FitResult fit = fit_calibration(runs, start, options);
+  CHECK(fit.calibration.floor_support.empty());
   REQUIRE(fit.values.size() == 4);
   for (const FittedValue& v : fit.values) {
     INFO(v.name);

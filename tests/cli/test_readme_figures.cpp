@@ -33,6 +33,14 @@ nlohmann::json predict_json(const std::string& scenario, const std::string& gpus
   return nlohmann::json::parse(r.out);
 }
 
+// A scenario of `model` on one aws-p2.xlarge K80 under TensorFlow at `batch`, written into `dir`.
+fs::path tf_one_k80(const fs::path& dir, const std::string& model, int batch) {
+  const fs::path file = dir / (model + "-" + std::to_string(batch) + ".json");
+  std::ofstream(file) << R"({"model": ")" << model << R"(", "cluster": "aws-p2.xlarge", "framework": "tensorflow", )"
+                      << R"("batch_per_gpu": )" << batch << R"(, "scheme": {"name": "allreduce"}, "sweep": {"gpus": [1]}})";
+  return file;
+}
+
 // The 16-node over one-node speedup that predict reports for a scenario of 4-GPU nodes (4 and 64 GPUs).
 double speedup_16_nodes(const std::string& scenario) {
   const auto j = predict_json(scenario, "4,64");
@@ -86,10 +94,7 @@ TEST_CASE("README: the share of a ResNet-50 step that TensorFlow's dispatch floo
   const fs::path dir = fs::temp_directory_path() / ("scaletwin_floor_" + std::to_string(getpid()));
   fs::create_directories(dir);
   const auto note = [&](int batch) {
-    const fs::path file = dir / ("tf" + std::to_string(batch) + ".json");
-    std::ofstream(file) << R"({"model": "resnet50", "cluster": "aws-p2.xlarge", "framework": "tensorflow", )"
-                        << R"("batch_per_gpu": )" << batch << R"(, "scheme": {"name": "allreduce"}, "sweep": {"gpus": [1]}})";
-    const auto r = run_scaletwin("predict " + file.string());
+    const auto r = run_scaletwin("predict " + tf_one_k80(dir, "resnet50", batch).string());
     INFO(r.out);
     REQUIRE(r.code == 0);
     return r.out;
@@ -97,6 +102,39 @@ TEST_CASE("README: the share of a ResNet-50 step that TensorFlow's dispatch floo
   CHECK(note(8).find("at batch 8, 45% of its compute") != std::string::npos);
   CHECK(note(32).find("at batch 32, 11% of its compute") != std::string::npos);
   CHECK(note(64).find("dispatch floor") == std::string::npos);
+  fs::remove_all(dir);
+}
+
+// README and calibrate/README: beyond the floor's support (20.7%) the interval covers the floor-free prediction.
+TEST_CASE("README: TensorFlow's ResNet-50 (v1) at batch 4 8 and 16 with and without the floor", "[cli]") {
+  const fs::path dir = fs::temp_directory_path() / ("scaletwin_support_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const auto point = [&](int batch) {
+    const auto r = run_scaletwin("predict " + tf_one_k80(dir, "resnet50_v1", batch).string() + " --json - -q");
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j.at("calibration") == "calibrations/k80.json (shipped)");
+    return j;
+  };
+  const auto round1 = [](double x) { return std::round(10.0 * x) / 10.0; };
+  // {batch, images/s, interval low, interval high, without the floor}
+  for (const auto& [batch, rate, low, high, free] :
+       std::vector<std::tuple<int, double, double, double, double>>{{4, 12.7, 10.5, 41.9, 34.8},
+                                                                    {8, 23.0, 19.1, 52.1, 43.3},
+                                                                    {16, 36.1, 30.0, 59.3, 49.2}}) {
+    INFO("batch " << batch);
+    const auto j = point(batch);
+    const auto& p = j.at("predictions").at(0);
+    CHECK(round1(p.at("images_per_sec")) == rate);
+    CHECK(round1(p.at("images_per_sec_interval").at(0)) == low);
+    CHECK(round1(p.at("images_per_sec_interval").at(1)) == high);
+    CHECK(round1(p.at("floor_free_images_per_sec")) == free);
+    CHECK(j.at("dispatch_floor_beyond_support").at("support").get<double>() == Approx(0.207).margin(5e-4));
+  }
+  const auto fitted = point(32);  // within the support: the fitted interval alone
+  CHECK_FALSE(fitted.contains("dispatch_floor_beyond_support"));
+  CHECK_FALSE(fitted.at("predictions").at(0).contains("floor_free_images_per_sec"));
   fs::remove_all(dir);
 }
 

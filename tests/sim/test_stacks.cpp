@@ -467,3 +467,50 @@ TEST_CASE("predict names its calibration: shipped by device, none, or a file", "
   CHECK(h200.calibration.prediction_log_sd == 0.0);
   CHECK(sim::choose_calibration("", "Tesla K80 (one GK210)").source == "calibrations/k80.json (shipped)");
 }
+
+TEST_CASE("a step that leans on the dispatch floor beyond the calibration's support is predicted without it too",
+          "[sim]") {
+  // TensorFlow's ResNet-50 (v1) on one K80: the floor adds 13% of the step at batch 32, about 47% at batch 8.
+  const auto scenario = [](int batch) {
+    return plan::parse_scenario(Json{{"model", "resnet50_v1"}, {"cluster", "aws-p2.xlarge"}, {"batch_per_gpu", batch},
+                                     {"framework", "tensorflow"}, {"scheme", {{"name", "allreduce"}}}},
+                                "t.json");
+  };
+  sim::Calibration c = sim::choose_calibration("shipped:k80", "").calibration;
+  c.floor_support = {{"tensorflow", 0.2}};
+  CHECK_FALSE(sim::floor_beyond_support(scenario(32), c));
+  const auto beyond = sim::floor_beyond_support(scenario(8), c);
+  REQUIRE(beyond);
+  CHECK(beyond->stack == "tensorflow");
+  CHECK(beyond->batch_per_gpu == 8);
+  CHECK(beyond->share > 0.4);
+  CHECK(beyond->support == 0.2);
+  const sim::Calibration free = sim::without_floor(c, "tensorflow");
+  CHECK(sim::dispatch_floor(scenario(8), free).added_s == 0.0);
+  CHECK_FALSE(sim::floor_beyond_support(scenario(8), free));
+  c.floor_support.clear();  // none stated: nothing to check against
+  CHECK_FALSE(sim::floor_beyond_support(scenario(8), c));
+  // predict: every point also without the floor, and the interval covers it.
+  c.floor_support = {{"tensorflow", 0.2}};
+  sim::PredictOptions options;
+  options.calibration = c;
+  options.gpus = {1};
+  CHECK(sim::predict_simulations(scenario(8), options.gpus, c) == 2);
+  const report::Report r = sim::predict(scenario(8), options);
+  REQUIRE(r.floor_beyond);
+  const report::PointResult& p = r.predictions.at(0);
+  CHECK(p.floor_free_images_per_sec > 1.3 * p.images_per_sec);
+  CHECK(report::interval_ratios(r.interval_log_sd, p).second * p.images_per_sec >= p.floor_free_images_per_sec);
+  CHECK(sim::predict(scenario(32), options).predictions.at(0).floor_free_images_per_sec == 0.0);
+}
+
+TEST_CASE("a calibration keeps each stack's dispatch floor support", "[unit]") {
+  Json j = sim::calibration_to_json(sim::default_calibration());
+  j["prediction_interval"] = {{"log_sd", 0.1}, {"dispatch_floor_support", {{"tensorflow", 0.21}}}};
+  const sim::Calibration c = sim::parse_calibration(j, "c.json");
+  CHECK(c.floor_support.at("tensorflow") == 0.21);
+  CHECK(sim::calibration_to_json(c).at("prediction_interval").at("dispatch_floor_support").at("tensorflow") == 0.21);
+  j["prediction_interval"]["dispatch_floor_support"]["tensorflow"] = 1.5;  // a share of the step: at most 1
+  CHECK_THROWS_WITH(sim::parse_calibration(j, "c.json"),
+                    Catch::Contains("/prediction_interval/dispatch_floor_support/tensorflow"));
+}
