@@ -75,7 +75,7 @@ report::Validation validate_runs(const std::vector<MeasuredRun>& runs, const sim
     v.rows[i].dispatch_floor_share = share;
     double& support = v.dispatch_floor_support[floor.stack];
     support = std::max(support, share);
-    if (!sim::floor_beyond_support(jobs[i].scenario, calibration)) continue;
+    if (!sim::floor_beyond_support(floor, jobs[i].scenario.batch_per_gpu, calibration)) continue;
     floor_free.push_back(SimJob{jobs[i].scenario, jobs[i].gpus, sim::without_floor(calibration, floor.stack)});
     beyond.push_back(i);
   }

@@ -167,12 +167,16 @@ DispatchFloor dispatch_floor(const plan::Scenario& scenario, const Calibration& 
 std::optional<report::FloorBeyondSupport> floor_beyond_support(const plan::Scenario& scenario,
                                                                const Calibration& calibration) {
   if (calibration.floor_support.empty()) return std::nullopt;
-  const DispatchFloor floor = dispatch_floor(scenario, calibration);
+  return floor_beyond_support(dispatch_floor(scenario, calibration), scenario.batch_per_gpu, calibration);
+}
+
+std::optional<report::FloorBeyondSupport> floor_beyond_support(const DispatchFloor& floor, int64_t batch_per_gpu,
+                                                               const Calibration& calibration) {
   const auto support = calibration.floor_support.find(floor.stack);
   if (support == calibration.floor_support.end() || floor.compute_s <= 0.0) return std::nullopt;
   const double share = floor.added_s / floor.compute_s;
   if (share <= support->second * (1.0 + 1e-9)) return std::nullopt;  // within, or the run that set the support
-  return report::FloorBeyondSupport{floor.stack, scenario.batch_per_gpu, share, support->second};
+  return report::FloorBeyondSupport{floor.stack, batch_per_gpu, share, support->second};
 }
 
 Calibration without_floor(const Calibration& calibration, const std::string& stack) {

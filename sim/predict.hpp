@@ -124,6 +124,9 @@ DispatchFloor dispatch_floor(const plan::Scenario& scenario, const Calibration& 
 // the stack or the share lies within it.
 std::optional<report::FloorBeyondSupport> floor_beyond_support(const plan::Scenario& scenario,
                                                                const Calibration& calibration);
+// The same for a step's floor already measured (dispatch_floor) at batch `batch_per_gpu`.
+std::optional<report::FloorBeyondSupport> floor_beyond_support(const DispatchFloor& floor, int64_t batch_per_gpu,
+                                                               const Calibration& calibration);
 // `calibration` without the dispatch floor of stack `stack`.
 Calibration without_floor(const Calibration& calibration, const std::string& stack);
 
