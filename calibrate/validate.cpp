@@ -63,25 +63,25 @@ report::Validation validate_runs(const std::vector<MeasuredRun>& runs, const sim
       v.rows[ranged[k]].range_high_images_per_sec = std::max(a, b);
     }
   }
-  // What each run's step owes to its stack's dispatch floor, the largest share per stack (the support of a
-  // calibration fitted on these runs), and the runs that lean on it further than the calibration's own support:
-  // predicted without the floor too.
-  std::vector<SimJob> floor_free;
-  std::vector<size_t> beyond;
+  // What each run's step owes to its stack's dispatch floor, and the largest share per stack (the support of a
+  // calibration fitted on these runs); each run under the model's alternatives (sim::model_alternatives).
+  std::vector<SimJob> alternatives;
+  std::vector<std::pair<size_t, std::string>> of;  // the run and the alternative of each job
   for (size_t i = 0; i < runs.size(); ++i) {
     const sim::DispatchFloor floor = sim::dispatch_floor(jobs[i].scenario, calibration);
-    if (floor.added_s <= 0.0 || floor.compute_s <= 0.0) continue;
-    const double share = floor.added_s / floor.compute_s;
-    v.rows[i].dispatch_floor_share = share;
-    double& support = v.dispatch_floor_support[floor.stack];
-    support = std::max(support, share);
-    if (!sim::floor_beyond_support(floor, jobs[i].scenario.batch_per_gpu, calibration)) continue;
-    floor_free.push_back(SimJob{jobs[i].scenario, jobs[i].gpus, sim::without_floor(calibration, floor.stack)});
-    beyond.push_back(i);
+    if (floor.added_s > 0.0 && floor.compute_s > 0.0) {
+      v.rows[i].dispatch_floor_share = floor.added_s / floor.compute_s;
+      double& support = v.dispatch_floor_support[floor.stack];
+      support = std::max(support, v.rows[i].dispatch_floor_share);
+    }
+    for (sim::ModelAlternative& alt : sim::model_alternatives(jobs[i].scenario, calibration)) {
+      alternatives.push_back(SimJob{jobs[i].scenario, jobs[i].gpus, std::move(alt.calibration)});
+      of.emplace_back(i, alt.what);
+    }
   }
-  if (!floor_free.empty()) {
-    const std::vector<report::PointResult> free = sim::simulate_points_forked(floor_free, parallel, sim::RunOptions{});
-    for (size_t k = 0; k < beyond.size(); ++k) v.rows[beyond[k]].floor_free_images_per_sec = free[k].images_per_sec;
+  if (!alternatives.empty()) {
+    const std::vector<report::PointResult> under = sim::simulate_points_forked(alternatives, parallel, sim::RunOptions{});
+    for (size_t k = 0; k < of.size(); ++k) v.rows[of[k].first].alternatives[of[k].second] = under[k].images_per_sec;
   }
   report::set_intervals(v, calibration.prediction_log_sd);
   return v;

@@ -142,7 +142,7 @@ std::string prediction_table(const Report& r) {
     out += fmt::format("<p class=\"interval\">90% interval of images/s from the calibration's cross-validated error "
                        "(×/÷ {:.3f})</p>\n", interval_factor(r.interval_log_sd));
   if (r.assumed_rate) out += "<p class=\"interval\">" + escape(assumed_rate_note(*r.assumed_rate)) + "</p>\n";
-  if (r.floor_beyond) out += "<p class=\"interval\">" + escape(floor_beyond_note(*r.floor_beyond)) + "</p>\n";
+  for (const auto& [what, note] : r.alternative_notes) out += "<p class=\"interval\">" + escape(note) + "</p>\n";
   out += "<table class=\"num\"><tr><th>GPUs</th><th>nodes</th><th>iteration</th><th>images/s</th>"
          "<th>90% interval</th><th>speedup</th><th>efficiency</th><th>vs 1 node</th><th>data</th><th>compute</th>"
          "<th>exposed comm</th><th>idle</th><th>staleness</th><th>fidelity</th></tr>\n";

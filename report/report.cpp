@@ -42,7 +42,7 @@ Json point_to_json(const PointResult& p, bool with_trace) {
   }
   if (p.range_high_images_per_sec > 0.0)
     j["assumed_range_images_per_sec"] = Json::array({p.range_low_images_per_sec, p.range_high_images_per_sec});
-  if (p.floor_free_images_per_sec > 0.0) j["floor_free_images_per_sec"] = p.floor_free_images_per_sec;
+  for (const auto& [what, rate] : p.alternatives) j[what + "_images_per_sec"] = rate;
   if (with_trace) {
     j["tracks"] = p.tracks;
     Json ev = Json::array();
@@ -80,7 +80,8 @@ PointResult point_from_json(const Json& j) {
     p.range_low_images_per_sec = j["assumed_range_images_per_sec"].at(0);
     p.range_high_images_per_sec = j["assumed_range_images_per_sec"].at(1);
   }
-  p.floor_free_images_per_sec = j.value("floor_free_images_per_sec", 0.0);
+  for (const char* what : {"without_floor", "without_workspace_cap"})
+    if (j.contains(std::string(what) + "_images_per_sec")) p.alternatives[what] = j.at(std::string(what) + "_images_per_sec");
   if (j.contains("tracks")) p.tracks = j["tracks"].get<std::vector<std::string>>();
   if (j.contains("trace"))
     for (const Json& e : j["trace"]) p.trace.push_back({e.at(0), e.at(1), e.at(2), e.at(3), e.at(4)});
@@ -93,7 +94,7 @@ std::pair<double, double> prediction_interval(double x, double log_sd) {
   return {x / interval_factor(log_sd), x * interval_factor(log_sd)};
 }
 
-std::pair<double, double> interval_ratios(double log_sd, double x, std::initializer_list<double> alternatives) {
+std::pair<double, double> interval_ratios(double log_sd, double x, const std::vector<double>& alternatives) {
   const double factor = log_sd > 0.0 ? interval_factor(log_sd) : 1.0;
   double low = 1.0, high = 1.0;
   for (const double a : alternatives)
@@ -106,12 +107,17 @@ std::pair<double, double> interval_ratios(double log_sd, double x, std::initiali
 
 std::pair<double, double> interval_ratios(double log_sd, const PointResult& p) {
   return interval_ratios(log_sd, p.images_per_sec,
-                         {p.range_low_images_per_sec, p.range_high_images_per_sec, p.floor_free_images_per_sec});
+                         alternative_rates(p.range_low_images_per_sec, p.range_high_images_per_sec, p.alternatives));
 }
 
-bool has_alternatives(const PointResult& p) {
-  return p.range_high_images_per_sec > 0.0 || p.floor_free_images_per_sec > 0.0;
+std::vector<double> alternative_rates(double range_low, double range_high, const std::map<std::string, double>& alternatives) {
+  std::vector<double> out;
+  if (range_high > 0.0) out = {range_low, range_high};
+  for (const auto& [what, rate] : alternatives) out.push_back(rate);
+  return out;
 }
+
+bool has_alternatives(const PointResult& p) { return p.range_high_images_per_sec > 0.0 || !p.alternatives.empty(); }
 
 std::string assumed_rate_note(const AssumedRate& rate) {
   return fmt::format("{}'s NIC rate is an assumption ({} per direction): on several nodes the interval covers the "
@@ -155,6 +161,7 @@ Json report_to_json(const Report& r) {
   if (r.floor_beyond)
     out["dispatch_floor_beyond_support"] = {{"stack", r.floor_beyond->stack}, {"share", r.floor_beyond->share},
                                             {"support", r.floor_beyond->support}};
+  for (const auto& [what, note] : r.alternative_notes) out["alternatives"][what] = note;
   return out;
 }
 
@@ -169,7 +176,7 @@ std::string report_table(const Report& r) {
                                          interval_factor(r.interval_log_sd))
                            : std::string());
   if (r.assumed_rate) out << assumed_rate_note(*r.assumed_rate) << "\n";
-  if (r.floor_beyond) out << floor_beyond_note(*r.floor_beyond) << "\n";
+  for (const auto& [what, note] : r.alternative_notes) out << note << "\n";
   out << fmt::format("{:>5} {:>5} {:>12} {:>12} {:>19} {:>8} {:>7} {:>9} {:>11} {:>12} {:>10}\n", "gpus", "nodes",
                      "iteration", "images/s", "90% interval", "speedup", "effic.", "vs 1 node", "compute",
                      "exposed comm", "staleness");

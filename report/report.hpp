@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -59,9 +58,11 @@ struct PointResult {
   // On several nodes of a cluster whose NIC rate is an assumption with a range (Report::assumed_rate): images/s
   // simulated at the low and the high end of the range (the smaller first); 0, 0 elsewhere.
   double range_low_images_per_sec = 0.0, range_high_images_per_sec = 0.0;
-  // Where the stack's dispatch floor adds more of the step than on any run its calibration was fitted on
-  // (Report::floor_beyond): images/s simulated without the floor, which the interval covers too; 0 elsewhere.
-  double floor_free_images_per_sec = 0.0;
+  // Images/s under each alternative the model cannot rule out for this scenario (Report::alternative_notes say
+  // why), which the interval covers too: "without_floor" where the stack's dispatch floor adds more of the step than
+  // on any run its calibration was fitted on (Report::floor_beyond), "without_workspace_cap" where the stack's cap
+  // on cuDNN's workspace keeps convolutions from Winograd (sim/predict.hpp: model_alternatives). Empty elsewhere.
+  std::map<std::string, double> alternatives;
   std::vector<std::string> tracks;  // endpoint names
   std::vector<TraceEvent> trace;    // when requested
 };
@@ -107,8 +108,10 @@ struct Report {
   // ends too (PointResult::range_*), and their intervals cover both.
   std::optional<AssumedRate> assumed_rate;
   // Set where the step leans on the floor beyond the calibration's support: every point is simulated without the
-  // floor too (PointResult::floor_free_images_per_sec), and its interval covers both.
+  // floor too (PointResult::alternatives "without_floor"), and its interval covers both.
   std::optional<FloorBeyondSupport> floor_beyond;
+  // One line per alternative the points were also simulated under (PointResult::alternatives): what and why.
+  std::map<std::string, std::string> alternative_notes;
   std::vector<PointResult> predictions;
 };
 
@@ -119,9 +122,11 @@ double interval_factor(double log_sd);
 std::pair<double, double> prediction_interval(double x, double log_sd);
 // The 90% interval of a predicted images/s x as ratios to it, {low, high}: x ×/÷ interval_factor(log_sd) around x
 // and around each alternative prediction the model cannot rule out (the ends of an assumed NIC range,
-// PointResult::range_*; the prediction without a floor beyond its support, floor_free_*; 0: none):
+// PointResult::range_*; PointResult::alternatives; 0: none):
 // low = min(1, alternatives / x) / factor, high = max(1, alternatives / x) * factor. {1, 1} when neither.
-std::pair<double, double> interval_ratios(double log_sd, double x, std::initializer_list<double> alternatives);
+std::pair<double, double> interval_ratios(double log_sd, double x, const std::vector<double>& alternatives);
+// The figures an interval covers beside x: an assumed range's ends and every alternative's.
+std::vector<double> alternative_rates(double range_low, double range_high, const std::map<std::string, double>& alternatives);
 std::pair<double, double> interval_ratios(double log_sd, const PointResult& p);
 // Whether a point has alternatives (above) that its interval covers.
 bool has_alternatives(const PointResult& p);

@@ -50,10 +50,11 @@ void set_intervals(Validation& v, double log_sd) {
   v.inside_interval = 0;
   for (ValidationRow& r : v.rows) {
     r.interval_low = r.interval_high = 0.0;
-    if (log_sd <= 0.0 && r.range_high_images_per_sec <= 0.0 && r.floor_free_images_per_sec <= 0.0) continue;
+    const std::vector<double> alternatives =
+        alternative_rates(r.range_low_images_per_sec, r.range_high_images_per_sec, r.alternatives);
+    if (log_sd <= 0.0 && alternatives.empty()) continue;
     const double x = r.predicted_images_per_sec;
-    const auto [lo, hi] = interval_ratios(
-        log_sd, x, {r.range_low_images_per_sec, r.range_high_images_per_sec, r.floor_free_images_per_sec});
+    const auto [lo, hi] = interval_ratios(log_sd, x, alternatives);
     r.interval_low = x * lo;
     r.interval_high = x * hi;
     if (r.inside_interval()) ++v.inside_interval;
@@ -107,7 +108,7 @@ Json validation_to_json(const Validation& v) {
     if (r.interval_high > 0.0) out["runs"][i]["predicted_interval"] = {r.interval_low, r.interval_high};
     if (r.range_high_images_per_sec > 0.0)
       out["runs"][i]["predicted_assumed_range"] = {r.range_low_images_per_sec, r.range_high_images_per_sec};
-    if (r.floor_free_images_per_sec > 0.0) out["runs"][i]["predicted_without_floor"] = r.floor_free_images_per_sec;
+    for (const auto& [what, rate] : r.alternatives) out["runs"][i]["predicted_" + what] = rate;
     if (r.dispatch_floor_share > 0.0) out["runs"][i]["dispatch_floor_share"] = r.dispatch_floor_share;
   }
   if (!v.dispatch_floor_support.empty()) out["dispatch_floor_support"] = v.dispatch_floor_support;
@@ -163,11 +164,15 @@ std::string validation_table(const Validation& v) {
   if (ranged > 0)
     out += fmt::format("{} of the runs are on several nodes of a cluster whose NIC rate is an assumption with a range: "
                        "each is predicted at both ends of it too, and its interval covers them\n", ranged);
-  const auto floored = std::count_if(v.rows.begin(), v.rows.end(),
-                                     [](const ValidationRow& r) { return r.floor_free_images_per_sec > 0.0; });
-  if (floored > 0)
+  const auto with = [&v](const std::string& what) {
+    return std::count_if(v.rows.begin(), v.rows.end(), [&](const ValidationRow& r) { return r.alternatives.count(what); });
+  };
+  if (const auto n = with("without_floor"); n > 0)
     out += fmt::format("{} of the runs lean on their stack's dispatch floor more than any run the calibration was "
-                       "fitted on: each is predicted without the floor too, and its interval covers both\n", floored);
+                       "fitted on: each is predicted without the floor too, and its interval covers both\n", n);
+  if (const auto n = with("without_workspace_cap"); n > 0)
+    out += fmt::format("{} of the runs have 3x3 convolutions that their stack's cap on cuDNN's workspace keeps from "
+                       "Winograd: each is predicted without the cap too, and its interval covers both\n", n);
   if (!v.group_fields.empty()) {
     std::vector<size_t> widths;
     for (size_t k = 0; k < v.group_fields.size(); ++k) {

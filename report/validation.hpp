@@ -47,10 +47,9 @@ struct ValidationRow {
   // A run on several nodes of a cluster whose NIC rate is an assumption with a range: images/s predicted at its low
   // and high end (the smaller first), which the interval covers too (report.hpp: interval_ratios); 0, 0 elsewhere.
   double range_low_images_per_sec = 0.0, range_high_images_per_sec = 0.0;
-  // A run whose step leans on its stack's dispatch floor further than any run the calibration was fitted on
-  // (report.hpp: FloorBeyondSupport): images/s predicted without the floor, which the interval covers too; 0
-  // elsewhere. dispatch_floor_share: the share of the worker's compute the floor adds (0: none).
-  double floor_free_images_per_sec = 0.0;
+  // Images/s under each alternative the model cannot rule out for the run (report.hpp: PointResult::alternatives),
+  // which the interval covers too. dispatch_floor_share: the share of the worker's compute the floor adds (0: none).
+  std::map<std::string, double> alternatives;
   double dispatch_floor_share = 0.0;
   std::string fidelity = "";  // the simulator that predicted it ("message" or "fast": predict's rule); "" when unknown
   RunLabels run;

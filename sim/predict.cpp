@@ -185,6 +185,26 @@ Calibration without_floor(const Calibration& calibration, const std::string& sta
   return c;
 }
 
+std::vector<ModelAlternative> model_alternatives(const plan::Scenario& scenario, const Calibration& calibration) {
+  std::vector<ModelAlternative> out;
+  const WorkerStep step = worker_step(scenario, calibration);
+  if (const auto floor = floor_beyond_support(dispatch_floor(step), scenario.batch_per_gpu, calibration))
+    out.push_back({"without_floor", report::floor_beyond_note(*floor), without_floor(calibration, floor->stack)});
+  const WorkspaceCap cap = workspace_cap(step);
+  if (cap.over_cap > 0) {
+    Calibration uncapped = calibration;
+    uncapped.stacks[cap.stack].conv_workspace_bytes = 0.0;  // no cap: every 3x3 convolution may use Winograd
+    out.push_back({"without_workspace_cap",
+                   fmt::format("{}'s cap on cuDNN's workspace ({:.2f} GiB) keeps {} of the {} 3x3 convolutions of "
+                               "the step from Winograd at batch {}, a reading of cuDNN's non-fused Winograd that one "
+                               "reference run touches: the interval covers the prediction without the cap too",
+                               cap.stack, cap.cap_bytes / (1024.0 * 1024.0 * 1024.0), cap.over_cap, cap.convolutions,
+                               scenario.batch_per_gpu),
+                   std::move(uncapped)});
+  }
+  return out;
+}
+
 std::optional<report::AssumedRate> assumed_rate(const topology::ClusterSpec& spec) {
   if (spec.network.kind == topology::NetworkKind::kNone || !spec.network.has_nic_range()) return std::nullopt;
   return report::AssumedRate{spec.name, spec.network.nic_link.bandwidth_Bps, spec.network.nic_bandwidth_low_Bps,
@@ -202,7 +222,7 @@ int predict_simulations(const plan::Scenario& scenario, const std::vector<int>& 
   const bool ranged = assumed_rate(spec).has_value();
   int n = std::find(gpus.begin(), gpus.end(), 1) != gpus.end() ? 0 : 1;
   for (int g : gpus) n += ranged && plan::cluster_nodes_needed(scenario, spec.node.devices_per_node, g) > 1 ? 3 : 1;
-  if (floor_beyond_support(scenario, calibration)) n += static_cast<int>(gpus.size());
+  n += static_cast<int>(model_alternatives(scenario, calibration).size() * gpus.size());
   return n;
 }
 
@@ -241,11 +261,11 @@ report::Report predict(const plan::Scenario& scenario, const PredictOptions& opt
       p.range_low_images_per_sec = std::min(ends[0], ends[1]);
       p.range_high_images_per_sec = std::max(ends[0], ends[1]);
     }
-  if (report.floor_beyond) {
-    const Calibration floor_free = without_floor(options.calibration, report.floor_beyond->stack);
+  for (const ModelAlternative& alt : model_alternatives(scenario, options.calibration)) {
+    report.alternative_notes[alt.what] = alt.note;
     for (report::PointResult& p : report.predictions) {
-      p.floor_free_images_per_sec =
-          simulate_point_forked(scenario, p.gpus, floor_free, quiet, options.fidelity).images_per_sec;
+      p.alternatives[alt.what] =
+          simulate_point_forked(scenario, p.gpus, alt.calibration, quiet, options.fidelity).images_per_sec;
       if (options.on_point) options.on_point(p.gpus);
     }
   }

@@ -72,11 +72,12 @@ Calibration at_network_rate(const Calibration& calibration, const report::Assume
 
 // Simulates the sweep; where the cluster's NIC rate is assumed with a range, each point on several nodes also at
 // both ends of it (report::Report::assumed_rate, PointResult::range_*); where the step leans on the stack's
-// dispatch floor beyond the calibration's support, each point also without the floor (floor_beyond_support).
+// dispatch floor beyond the calibration's support or its workspace cap bites, each point also under those
+// alternatives (model_alternatives).
 report::Report predict(const plan::Scenario& scenario, const PredictOptions& options);
 // How many simulations predict runs for the sweep `gpus` (for progress): its points, the 1-GPU base where the sweep
-// lacks it, two more for each point on several nodes where the cluster's NIC rate has a range, and one more for
-// each point where the floor reaches beyond its support.
+// lacks it, two more for each point on several nodes where the cluster's NIC rate has a range, and one more per
+// point for each of the scenario's model alternatives.
 int predict_simulations(const plan::Scenario& scenario, const std::vector<int>& gpus, const Calibration& calibration);
 
 // One worker's step at one GPU, lowered once for predict's notes below: the point (its compute items; no
@@ -129,5 +130,19 @@ std::optional<report::FloorBeyondSupport> floor_beyond_support(const DispatchFlo
                                                                const Calibration& calibration);
 // `calibration` without the dispatch floor of stack `stack`.
 Calibration without_floor(const Calibration& calibration, const std::string& stack);
+
+// An alternative the model cannot rule out for a scenario: its name (report::PointResult::alternatives), the line
+// that says why, and the calibration that simulates it. predict and validate simulate each and widen the interval
+// over it.
+struct ModelAlternative {
+  std::string what;
+  std::string note;
+  Calibration calibration;
+};
+// The scenario's alternatives under `calibration`: "without_floor" where its step leans on the stack's dispatch
+// floor beyond the calibration's support (floor_beyond_support); "without_workspace_cap" where the stack's cap on
+// cuDNN's workspace keeps some 3x3 convolutions from Winograd (workspace_cap): the cap's effect rests on the model's
+// reading of cuDNN's non-fused Winograd (calibrate/README.md, Limits), which a single reference run touches.
+std::vector<ModelAlternative> model_alternatives(const plan::Scenario& scenario, const Calibration& calibration);
 
 }  // namespace scaletwin::sim

@@ -326,20 +326,20 @@ TEST_CASE("validate measures each stack's dispatch floor and covers a run beyond
   const Validation v = validate_runs(parse_measurements(doc, "m.json"), shipped, 2);
   const ValidationRow& b8 = v.rows[0];
   CHECK(b8.dispatch_floor_share > shipped.floor_support.at("tensorflow"));
-  CHECK(b8.floor_free_images_per_sec > 1.3 * b8.predicted_images_per_sec);  // the floor weighs on batch 8
+  CHECK(b8.alternatives.at("without_floor") > 1.3 * b8.predicted_images_per_sec);  // the floor weighs on batch 8
   CHECK(b8.interval_high ==
-        Approx(b8.floor_free_images_per_sec * std::exp(1.6448536269514722 * shipped.prediction_log_sd)));
+        Approx(b8.alternatives.at("without_floor") * std::exp(1.6448536269514722 * shipped.prediction_log_sd)));
   CHECK(v.rows[1].dispatch_floor_share < shipped.floor_support.at("tensorflow"));
-  CHECK(v.rows[1].floor_free_images_per_sec == 0.0);  // within the support: the interval as fitted
+  CHECK(v.rows[1].alternatives.empty());  // within the support: the interval as fitted
   CHECK(v.dispatch_floor_support.at("tensorflow") == b8.dispatch_floor_share);  // these runs' own, the larger
   const Json j = validation_to_json(v);
-  CHECK(j.at("runs").at(0).at("predicted_without_floor") == b8.floor_free_images_per_sec);
+  CHECK(j.at("runs").at(0).at("predicted_without_floor") == b8.alternatives.at("without_floor"));
   CHECK_FALSE(j.at("runs").at(1).contains("predicted_without_floor"));
   CHECK_THAT(validation_table(v), Catch::Contains("1 of the runs lean on their stack's dispatch floor more than"));
   // A calibration that states no support (a fresh fit, the defaults) checks nothing.
   scaletwin::sim::Calibration bare = shipped;
   bare.floor_support.clear();
-  CHECK(validate_runs(parse_measurements(doc, "m.json"), bare, 2).rows[0].floor_free_images_per_sec == 0.0);
+  CHECK(validate_runs(parse_measurements(doc, "m.json"), bare, 2).rows[0].alternatives.empty());
 }
 
 TEST_CASE("validate simulates each run as predict would: message level up to 64 GPUs, the fast mode above", "[unit]") {

@@ -129,12 +129,12 @@ TEST_CASE("README: TensorFlow's ResNet-50 (v1) at batch 4 8 and 16 with and with
     CHECK(round1(p.at("images_per_sec")) == rate);
     CHECK(round1(p.at("images_per_sec_interval").at(0)) == low);
     CHECK(round1(p.at("images_per_sec_interval").at(1)) == high);
-    CHECK(round1(p.at("floor_free_images_per_sec")) == free);
+    CHECK(round1(p.at("without_floor_images_per_sec")) == free);
     CHECK(j.at("dispatch_floor_beyond_support").at("support").get<double>() == Approx(0.207).margin(5e-4));
   }
   const auto fitted = point(32);  // within the support: the fitted interval alone
   CHECK_FALSE(fitted.contains("dispatch_floor_beyond_support"));
-  CHECK_FALSE(fitted.at("predictions").at(0).contains("floor_free_images_per_sec"));
+  CHECK_FALSE(fitted.at("predictions").at(0).contains("without_floor_images_per_sec"));
   fs::remove_all(dir);
 }
 

@@ -103,8 +103,9 @@ TEST_CASE("report_html's table gives each point's 90% interval where the report 
   CHECK_THAT(html, Catch::Contains(fmt::format("<td>100.0</td><td>{:.1f}–{:.1f}</td>", 100.0 / f, 100.0 * f)));
   CHECK_THAT(html, Catch::Contains(fmt::format("<td>680.0</td><td>{:.1f}–{:.1f}</td>", 680.0 / f, 900.0 * f)));
   // A floor beyond the calibration's support: said once, and each point's interval covers the floor-free figure.
-  r.floor_beyond = scaletwin::report::FloorBeyondSupport{"tensorflow", 8, 0.47, 0.21};
-  r.predictions[0].floor_free_images_per_sec = 150.0;
+  r.alternative_notes["without_floor"] =
+      floor_beyond_note(scaletwin::report::FloorBeyondSupport{"tensorflow", 8, 0.47, 0.21});
+  r.predictions[0].alternatives["without_floor"] = 150.0;
   const std::string floored = scaletwin::report::report_html(r);
   CHECK_THAT(floored, Catch::Contains("tensorflow&#39;s dispatch floor adds 47% of the step&#39;s compute at batch 8"));
   CHECK_THAT(floored, Catch::Contains(fmt::format("<td>100.0</td><td>{:.1f}–{:.1f}</td>", 100.0 / f, 150.0 * f)));

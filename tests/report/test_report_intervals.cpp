@@ -66,23 +66,25 @@ TEST_CASE("predict's interval covers the prediction without a dispatch floor bey
   r.scenario = "s";
   r.interval_log_sd = 0.1;
   r.floor_beyond = FloorBeyondSupport{"tensorflow", 8, 0.47, 0.21};
+  r.alternative_notes["without_floor"] = floor_beyond_note(*r.floor_beyond);
   r.predictions = {point(1, 1, 23.0, 1.0)};
-  r.predictions[0].floor_free_images_per_sec = 40.0;
+  r.predictions[0].alternatives["without_floor"] = 40.0;
   const double f = std::exp(kZ90 * 0.1);
   const Json j = report_to_json(r);
   const Json& one = j.at("predictions").at(0);
-  CHECK(one.at("floor_free_images_per_sec") == 40.0);
+  CHECK(one.at("without_floor_images_per_sec") == 40.0);
   CHECK(one.at("images_per_sec_interval").at(0) == Approx(23.0 / f));
   CHECK(one.at("images_per_sec_interval").at(1) == Approx(40.0 * f));
   CHECK(j.at("dispatch_floor_beyond_support").at("share") == 0.47);
-  CHECK(point_from_json(point_to_json(r.predictions[0], false)).floor_free_images_per_sec == 40.0);
+  CHECK(point_from_json(point_to_json(r.predictions[0], false)).alternatives.at("without_floor") == 40.0);
+  CHECK(j.at("alternatives").at("without_floor") == floor_beyond_note(*r.floor_beyond));
   CHECK_THAT(report_table(r), Catch::Contains("tensorflow's dispatch floor adds 47% of the step's compute at batch 8, "
                                               "more than the 21% of any run its calibration was fitted on"));
   // The envelope of every alternative: an assumed NIC range and the floor-free prediction together.
   const auto [lo, hi] = interval_ratios(0.0, 100.0, {80.0, 150.0, 120.0});
   CHECK(lo == Approx(0.8));
   CHECK(hi == Approx(1.5));
-  const auto [none_lo, none_hi] = interval_ratios(0.1, 100.0, {0.0, 0.0, 0.0});
+  const auto [none_lo, none_hi] = interval_ratios(0.1, 100.0, {});
   CHECK(none_lo == Approx(1.0 / f));
   CHECK(none_hi == Approx(f));
   r.interval_log_sd = 0.0;  // without a calibrated error, the alternative alone gives the interval
