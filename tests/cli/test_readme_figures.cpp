@@ -255,3 +255,22 @@ TEST_CASE("studies/time-to-accuracy/README: the convergence model on the held-ou
   CHECK(cnn6.at("run_to_run_cv_percent").get<double>() == Approx(6.3).margin(0.05));
   CHECK(cnn6.at("inside_interval") == 10);
 }
+
+// README: MXNet's dist kvstore sums a node's GPUs first where the scheme does not say; stated false, 16 pushes.
+TEST_CASE("README: MXNet's ResNet-152 on 2 p2.16xlarge with and without local aggregation", "[cli]") {
+  const fs::path dir = fs::temp_directory_path() / ("scaletwin_mx_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const auto rate = [&](const std::string& extra) {
+    const fs::path file = dir / "mx.json";
+    std::ofstream(file) << R"({"model": "resnet152", "framework": "mxnet", "cluster": "aws-p2.16xlarge", "nodes": 2, )"
+                        << R"("gpus_per_node": 16, "batch_per_gpu": 32, "scheme": {"name": "ps", "servers": 2, )"
+                        << R"("placement": "colocated")" << extra << "}}";
+    const auto r = run_scaletwin("predict " + file.string() + " --gpus 32 --json - -q");
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    return std::round(nlohmann::json::parse(r.out).at("predictions").at(0).at("images_per_sec").get<double>());
+  };
+  CHECK(rate("") == 686.0);
+  CHECK(rate(R"(, "local_aggregation": false)") == 462.0);
+  fs::remove_all(dir);
+}
