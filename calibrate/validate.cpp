@@ -80,7 +80,8 @@ report::Validation validate_runs(const std::vector<MeasuredRun>& runs, const sim
     }
   }
   if (!alternatives.empty()) {
-    const std::vector<report::PointResult> under = sim::simulate_points_forked(alternatives, parallel, sim::RunOptions{});
+    const std::vector<report::PointResult> under =
+        sim::simulate_points_forked(alternatives, parallel, sim::RunOptions{});
     for (size_t k = 0; k < of.size(); ++k) v.rows[of[k].first].alternatives[of[k].second] = under[k].images_per_sec;
   }
   report::set_intervals(v, calibration.prediction_log_sd);

@@ -280,12 +280,15 @@ Json Scheme::to_json() const {
 
 std::string Scheme::describe() const {
   auto dp = [this](SchemeKind k) {
-    if (k == SchemeKind::kPs)
+    if (k == SchemeKind::kPs) {
+      std::string aggregation;
+      if (ps.local_aggregation)
+        aggregation = ps.local_aggregation_by.empty()
+                          ? ", local aggregation"
+                          : fmt::format(", local aggregation ({}'s default)", ps.local_aggregation_by);
       return fmt::format("ps({}, {} server{}, {}{})", ps_mode_name(ps.mode), ps.servers, ps.servers == 1 ? "" : "s",
-                         ps_placement_name(ps.placement),
-                         !ps.local_aggregation                 ? ""
-                         : ps.local_aggregation_by.empty()     ? ", local aggregation"
-                                                               : ", local aggregation (" + ps.local_aggregation_by + "'s default)");
+                         ps_placement_name(ps.placement), aggregation);
+    }
     const std::string algo =
         allreduce.algorithm == Algorithm::kHierarchical
             ? fmt::format("hierarchical {}/{}", algorithm_name(allreduce.intra), algorithm_name(allreduce.inter))

@@ -80,8 +80,8 @@ PointResult point_from_json(const Json& j) {
     p.range_low_images_per_sec = j["assumed_range_images_per_sec"].at(0);
     p.range_high_images_per_sec = j["assumed_range_images_per_sec"].at(1);
   }
-  for (const char* what : {"without_floor", "without_workspace_cap"})
-    if (j.contains(std::string(what) + "_images_per_sec")) p.alternatives[what] = j.at(std::string(what) + "_images_per_sec");
+  for (const std::string what : {"without_floor", "without_workspace_cap"})
+    if (j.contains(what + "_images_per_sec")) p.alternatives[what] = j.at(what + "_images_per_sec");
   if (j.contains("tracks")) p.tracks = j["tracks"].get<std::vector<std::string>>();
   if (j.contains("trace"))
     for (const Json& e : j["trace"]) p.trace.push_back({e.at(0), e.at(1), e.at(2), e.at(3), e.at(4)});
@@ -110,7 +110,8 @@ std::pair<double, double> interval_ratios(double log_sd, const PointResult& p) {
                          alternative_rates(p.range_low_images_per_sec, p.range_high_images_per_sec, p.alternatives));
 }
 
-std::vector<double> alternative_rates(double range_low, double range_high, const std::map<std::string, double>& alternatives) {
+std::vector<double> alternative_rates(double range_low, double range_high,
+                                      const std::map<std::string, double>& alternatives) {
   std::vector<double> out;
   if (range_high > 0.0) out = {range_low, range_high};
   for (const auto& [what, rate] : alternatives) out.push_back(rate);

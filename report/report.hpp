@@ -126,7 +126,8 @@ std::pair<double, double> prediction_interval(double x, double log_sd);
 // low = min(1, alternatives / x) / factor, high = max(1, alternatives / x) * factor. {1, 1} when neither.
 std::pair<double, double> interval_ratios(double log_sd, double x, const std::vector<double>& alternatives);
 // The figures an interval covers beside x: an assumed range's ends and every alternative's.
-std::vector<double> alternative_rates(double range_low, double range_high, const std::map<std::string, double>& alternatives);
+std::vector<double> alternative_rates(double range_low, double range_high,
+                                      const std::map<std::string, double>& alternatives);
 std::pair<double, double> interval_ratios(double log_sd, const PointResult& p);
 // Whether a point has alternatives (above) that its interval covers.
 bool has_alternatives(const PointResult& p);

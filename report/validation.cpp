@@ -165,7 +165,8 @@ std::string validation_table(const Validation& v) {
     out += fmt::format("{} of the runs are on several nodes of a cluster whose NIC rate is an assumption with a range: "
                        "each is predicted at both ends of it too, and its interval covers them\n", ranged);
   const auto with = [&v](const std::string& what) {
-    return std::count_if(v.rows.begin(), v.rows.end(), [&](const ValidationRow& r) { return r.alternatives.count(what); });
+    return std::count_if(v.rows.begin(), v.rows.end(),
+                         [&](const ValidationRow& r) { return r.alternatives.count(what) > 0; });
   };
   if (const auto n = with("without_floor"); n > 0)
     out += fmt::format("{} of the runs lean on their stack's dispatch floor more than any run the calibration was "

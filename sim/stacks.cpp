@@ -70,8 +70,8 @@ StackDescription parse_stack_description(const Json& json, const std::string& fi
   d.name = root.get_string("name");
   d.description = root.get_string("description", "");
   d.link_factors = sourced_bool(root, "link_factors", "why the stack's runs do or do not fit link factors");
-  d.ps_local_aggregation = sourced_bool(root, "ps_local_aggregation",
-                                        "why the framework does or does not sum a node's gradients before they leave it");
+  d.ps_local_aggregation = sourced_bool(
+      root, "ps_local_aggregation", "why the framework does or does not sum a node's gradients before they leave it");
   const JsonObject params = root.get_object("parameters");
   for (const std::string& key : stack_parameter_keys()) {
     if (!params.has(key)) params.fail(key, "the stack's " + key + " (a value, or null for none)");

@@ -37,7 +37,8 @@ nlohmann::json predict_json(const std::string& scenario, const std::string& gpus
 fs::path tf_one_k80(const fs::path& dir, const std::string& model, int batch) {
   const fs::path file = dir / (model + "-" + std::to_string(batch) + ".json");
   std::ofstream(file) << R"({"model": ")" << model << R"(", "cluster": "aws-p2.xlarge", "framework": "tensorflow", )"
-                      << R"("batch_per_gpu": )" << batch << R"(, "scheme": {"name": "allreduce"}, "sweep": {"gpus": [1]}})";
+                      << R"("batch_per_gpu": )" << batch
+                      << R"(, "scheme": {"name": "allreduce"}, "sweep": {"gpus": [1]}})";
   return file;
 }
 
