@@ -68,13 +68,14 @@ report::Validation validate_runs(const std::vector<MeasuredRun>& runs, const sim
   std::vector<SimJob> alternatives;
   std::vector<std::pair<size_t, std::string>> of;  // the run and the alternative of each job
   for (size_t i = 0; i < runs.size(); ++i) {
-    const sim::DispatchFloor floor = sim::dispatch_floor(jobs[i].scenario, calibration);
+    const sim::WorkerStep step = sim::worker_step(jobs[i].scenario, calibration);  // lowered once for both
+    const sim::DispatchFloor floor = sim::dispatch_floor(step);
     if (floor.added_s > 0.0 && floor.compute_s > 0.0) {
       v.rows[i].dispatch_floor_share = floor.added_s / floor.compute_s;
       double& support = v.dispatch_floor_support[floor.stack];
       support = std::max(support, v.rows[i].dispatch_floor_share);
     }
-    for (sim::ModelAlternative& alt : sim::model_alternatives(jobs[i].scenario, calibration)) {
+    for (sim::ModelAlternative& alt : sim::model_alternatives(step, calibration)) {
       alternatives.push_back(SimJob{jobs[i].scenario, jobs[i].gpus, std::move(alt.calibration)});
       of.emplace_back(i, alt.what);
     }

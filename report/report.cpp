@@ -80,8 +80,10 @@ PointResult point_from_json(const Json& j) {
     p.range_low_images_per_sec = j["assumed_range_images_per_sec"].at(0);
     p.range_high_images_per_sec = j["assumed_range_images_per_sec"].at(1);
   }
-  for (const std::string what : {"without_floor", "without_workspace_cap"})
-    if (j.contains(what + "_images_per_sec")) p.alternatives[what] = j.at(what + "_images_per_sec");
+  const std::string suffix = "_images_per_sec";  // point_to_json writes each alternative as WHAT_images_per_sec
+  for (const auto& [key, value] : j.items())
+    if (key.starts_with("without_") && key.ends_with(suffix))
+      p.alternatives[key.substr(0, key.size() - suffix.size())] = value;
   if (j.contains("tracks")) p.tracks = j["tracks"].get<std::vector<std::string>>();
   if (j.contains("trace"))
     for (const Json& e : j["trace"]) p.trace.push_back({e.at(0), e.at(1), e.at(2), e.at(3), e.at(4)});

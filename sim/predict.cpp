@@ -186,8 +186,12 @@ Calibration without_floor(const Calibration& calibration, const std::string& sta
 }
 
 std::vector<ModelAlternative> model_alternatives(const plan::Scenario& scenario, const Calibration& calibration) {
+  return model_alternatives(worker_step(scenario, calibration), calibration);
+}
+
+std::vector<ModelAlternative> model_alternatives(const WorkerStep& step, const Calibration& calibration) {
   std::vector<ModelAlternative> out;
-  const WorkerStep step = worker_step(scenario, calibration);
+  const plan::Scenario& scenario = step.point.scenario;
   if (const auto floor = floor_beyond_support(dispatch_floor(step), scenario.batch_per_gpu, calibration))
     out.push_back({"without_floor", report::floor_beyond_note(*floor), without_floor(calibration, floor->stack)});
   const WorkspaceCap cap = workspace_cap(step);
@@ -235,7 +239,8 @@ report::Report predict(const plan::Scenario& scenario, const PredictOptions& opt
   const topology::Cluster one_gpu = plan::load_scenario_cluster(scenario, 1);
   report.stack = run_stack(scenario, one_gpu);
   report.assumed_rate = assumed_rate(one_gpu.spec());
-  report.floor_beyond = floor_beyond_support(scenario, options.calibration);
+  const WorkerStep step = worker_step(scenario, options.calibration);  // the floor's reach and the alternatives
+  report.floor_beyond = floor_beyond_support(dispatch_floor(step), scenario.batch_per_gpu, options.calibration);
   report.calibration_source = options.calibration_source;
   report.interval_log_sd = options.calibration.prediction_log_sd;
   const std::vector<int> gpus = sweep_of(scenario, options.gpus);
@@ -261,7 +266,7 @@ report::Report predict(const plan::Scenario& scenario, const PredictOptions& opt
       p.range_low_images_per_sec = std::min(ends[0], ends[1]);
       p.range_high_images_per_sec = std::max(ends[0], ends[1]);
     }
-  for (const ModelAlternative& alt : model_alternatives(scenario, options.calibration)) {
+  for (const ModelAlternative& alt : model_alternatives(step, options.calibration)) {
     report.alternative_notes[alt.what] = alt.note;
     for (report::PointResult& p : report.predictions) {
       p.alternatives[alt.what] =

@@ -144,5 +144,7 @@ struct ModelAlternative {
 // cuDNN's workspace keeps some 3x3 convolutions from Winograd (workspace_cap): the cap's effect rests on the model's
 // reading of cuDNN's non-fused Winograd (calibrate/README.md, Limits), which a single reference run touches.
 std::vector<ModelAlternative> model_alternatives(const plan::Scenario& scenario, const Calibration& calibration);
+// The same from a worker's step already lowered (worker_step(scenario, calibration)).
+std::vector<ModelAlternative> model_alternatives(const WorkerStep& step, const Calibration& calibration);
 
 }  // namespace scaletwin::sim
