@@ -77,8 +77,9 @@ double compute_scale(const Surrogate& s, const sim::Calibration& c, size_t runs)
 }
 
 // Start points: the solved one, then compute efficiencies x2 / x0.5, knee x10 / x0.1, and per-op costs (the
-// device's and a framework's floor) x10 with efficiencies x1 / x2: a floor started at its small start value and one
-// started high settle in different basins (a left-out ResNet-50 was predicted to 9.3% from one, 4.0% from the other).
+// device's and a framework's dispatch) x10 with efficiencies x1 / x2: a per-op cost started at its small start value
+// and one started high settle in different basins (a left-out ResNet-50 was predicted to 9.3% from one, 4.0% from the
+// other, on an earlier model).
 std::vector<std::vector<double>> start_points(const std::vector<Parameter>& params, const std::vector<double>& x0) {
   std::vector<std::vector<double>> starts{x0};
   const auto moved = [&](double eff_factor, double knee_factor, double overhead_factor) {
@@ -293,9 +294,9 @@ FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calib
   }
   FitResult result;
   result.calibration = c;
-  // How far each stack's dispatch floor reaches on the runs is a property of the runs a calibration was fitted on
+  // How far each stack's dispatch reaches on the runs is a property of the runs a calibration was fitted on
   // (scripts/fit-calibrations measures it for the shipped one): a start's does not carry over to a new fit.
-  result.calibration.floor_support.clear();
+  result.calibration.dispatch_support.clear();
   result.runs = static_cast<int>(runs.size());
   result.configurations = static_cast<int>(surrogate.configurations());
   result.surrogate_mape = mape_of(problem.rate_residuals(problem.at(x)));

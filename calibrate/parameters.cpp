@@ -97,8 +97,8 @@ std::vector<Parameter> choose_parameters(const Exercised& what, const ParameterC
     out.push_back(device_parameter(d, "memory", 0.01, 1.0, &DeviceEfficiency::memory));
     // The device's own cost per op (one layer in one phase): its kernels' launches and the GPU's drain between
     // dependent kernels (cuDNN's Winograd runs input, filter and output transforms around a batched GEMM; batch
-    // norm a statistics kernel, then the normalisation), added to every op; a framework's host dispatch
-    // (stacks/*.json) is a floor under the sum. Networks of many small layers and few large ones tell it apart.
+    // norm a statistics kernel, then the normalisation), added to every op, as a framework's dispatch
+    // (stacks/*.json) is: the runs of a stack whose dispatch is fixed (MXNet's) tell the device's apart.
     out.push_back(device_parameter(d, "op_overhead_s", 1e-8, 1e-2, &DeviceEfficiency::op_overhead_s));
     // The coefficient of variation of a worker's compute time, where no run measured it: synchronous workers
     // wait for the slowest (sim/jitter.hpp), which runs of 1, 2, 4, 8 workers tell apart (E[max] 0, 0.56, 1.03,

@@ -63,17 +63,17 @@ report::Validation validate_runs(const std::vector<MeasuredRun>& runs, const sim
       v.rows[ranged[k]].range_high_images_per_sec = std::max(a, b);
     }
   }
-  // What each run's step owes to its stack's dispatch floor, and the largest share per stack (the support of a
+  // What each run's step owes to its stack's dispatch, and the largest share per stack (the support of a
   // calibration fitted on these runs); each run under the model's alternatives (sim::model_alternatives).
   std::vector<SimJob> alternatives;
   std::vector<std::pair<size_t, std::string>> of;  // the run and the alternative of each job
   for (size_t i = 0; i < runs.size(); ++i) {
     const sim::WorkerStep step = sim::worker_step(jobs[i].scenario, calibration);  // lowered once for both
-    const sim::DispatchFloor floor = sim::dispatch_floor(step);
-    if (floor.added_s > 0.0 && floor.compute_s > 0.0) {
-      v.rows[i].dispatch_floor_share = floor.added_s / floor.compute_s;
-      double& support = v.dispatch_floor_support[floor.stack];
-      support = std::max(support, v.rows[i].dispatch_floor_share);
+    const sim::DispatchCost dispatch = sim::dispatch_cost(step);
+    if (dispatch.added_s > 0.0 && dispatch.compute_s > 0.0) {
+      v.rows[i].dispatch_share = dispatch.added_s / dispatch.compute_s;
+      double& support = v.dispatch_support[dispatch.stack];
+      support = std::max(support, v.rows[i].dispatch_share);
     }
     for (sim::ModelAlternative& alt : sim::model_alternatives(step, calibration)) {
       alternatives.push_back(SimJob{jobs[i].scenario, jobs[i].gpus, std::move(alt.calibration)});

@@ -28,8 +28,8 @@ namespace scaletwin::cli {
 
 namespace {
 
-// predict notes a framework's dispatch floor that adds at least this share to a worker's compute step.
-constexpr double kFloorNote = 0.10;
+// predict notes a framework's dispatch that adds at least this share to a worker's compute step.
+constexpr double kDispatchNote = 0.10;
 
 struct PredictArgs {
   std::string scenario;
@@ -89,14 +89,14 @@ int run_predict(const PredictArgs& a) {
                                "file's stacks.{}.conv_workspace_bytes sets another cap)\n",
                                cap.over_cap, cap.convolutions, scenario.model, cap.stack,
                                cap.cap_bytes / (1024.0 * 1024.0 * 1024.0), scenario.batch_per_gpu, cap.stack);
-    // A floor that lifts a large share of the step rests on its fit, not on a cost the model explains.
-    const sim::DispatchFloor floor = sim::dispatch_floor(step);
-    if (floor.compute_s > 0.0 && floor.added_s >= kFloorNote * floor.compute_s)
-      std::cerr << fmt::format("predict: {}'s dispatch floor ({:.0f} us per layer and phase) lifts {} of the {} "
-                               "compute ops of {}'s step at batch {}, {:.0f}% of its compute: a fitted stand-in "
-                               "for a cost the model does not explain (calibrate/README.md)\n",
-                               floor.stack, floor.floor_s * 1e6, floor.raised, floor.ops, scenario.model,
-                               scenario.batch_per_gpu, 100.0 * floor.added_s / floor.compute_s);
+    // A dispatch that is a large share of the step rests on its fit, not on a cost the model explains.
+    const sim::DispatchCost dispatch = sim::dispatch_cost(step);
+    if (dispatch.compute_s > 0.0 && dispatch.added_s >= kDispatchNote * dispatch.compute_s)
+      std::cerr << fmt::format("predict: {}'s dispatch ({:.0f} us added to each of the {} compute ops of {}'s step at "
+                               "batch {}) is {:.0f}% of its compute: a fitted cost that stands for what the model "
+                               "does not separate (calibrate/README.md)\n",
+                               dispatch.stack, dispatch.per_op_s * 1e6, dispatch.ops, scenario.model,
+                               scenario.batch_per_gpu, 100.0 * dispatch.added_s / dispatch.compute_s);
   }
   const std::vector<int> sweep = sim::sweep_of(scenario, options.gpus);
   Progress progress("predict", static_cast<size_t>(sim::predict_simulations(scenario, sweep, options.calibration)),

@@ -130,10 +130,10 @@ std::string assumed_rate_note(const AssumedRate& rate) {
 
 bool has_interval(const Report& r, const PointResult& p) { return r.interval_log_sd > 0.0 || has_alternatives(p); }
 
-std::string floor_beyond_note(const FloorBeyondSupport& floor) {
-  return fmt::format("{}'s dispatch floor adds {:.0f}% of the step's compute at batch {}, more than the {:.0f}% of "
-                     "any run its calibration was fitted on: the interval covers the prediction without the floor too",
-                     floor.stack, 100.0 * floor.share, floor.batch_per_gpu, 100.0 * floor.support);
+std::string dispatch_beyond_note(const DispatchBeyondSupport& beyond) {
+  return fmt::format("{}'s dispatch adds {:.0f}% of the step's compute at batch {}, more than the {:.0f}% of any run "
+                     "its calibration was fitted on: the interval covers the prediction without the dispatch too",
+                     beyond.stack, 100.0 * beyond.share, beyond.batch_per_gpu, 100.0 * beyond.support);
 }
 
 std::string error_label(double error) { return fmt::format("{:+.1f}%", 100.0 * error); }
@@ -161,9 +161,9 @@ Json report_to_json(const Report& r) {
   if (r.assumed_rate)
     out["assumed_nic_rate"] = {{"cluster", r.assumed_rate->cluster}, {"stated_Bps", r.assumed_rate->stated_Bps},
                                {"range_Bps", {r.assumed_rate->low_Bps, r.assumed_rate->high_Bps}}};
-  if (r.floor_beyond)
-    out["dispatch_floor_beyond_support"] = {{"stack", r.floor_beyond->stack}, {"share", r.floor_beyond->share},
-                                            {"support", r.floor_beyond->support}};
+  if (r.dispatch_beyond)
+    out["dispatch_beyond_support"] = {{"stack", r.dispatch_beyond->stack}, {"share", r.dispatch_beyond->share},
+                                            {"support", r.dispatch_beyond->support}};
   for (const auto& [what, note] : r.alternative_notes) out["alternatives"][what] = note;
   return out;
 }

@@ -59,8 +59,8 @@ struct PointResult {
   // simulated at the low and the high end of the range (the smaller first); 0, 0 elsewhere.
   double range_low_images_per_sec = 0.0, range_high_images_per_sec = 0.0;
   // Images/s under each alternative the model cannot rule out for this scenario (Report::alternative_notes say
-  // why), which the interval covers too: "without_floor" where the stack's dispatch floor adds more of the step than
-  // on any run its calibration was fitted on (Report::floor_beyond), "without_workspace_cap" where the stack's cap
+  // why), which the interval covers too: "without_dispatch" where the stack's dispatch adds more of the step than on
+  // any run its calibration was fitted on (Report::dispatch_beyond), "without_workspace_cap" where the stack's cap
   // on cuDNN's workspace keeps convolutions from Winograd (sim/predict.hpp: model_alternatives). Empty elsewhere.
   std::map<std::string, double> alternatives;
   std::vector<std::string> tracks;  // endpoint names
@@ -78,17 +78,17 @@ struct AssumedRate {
 // MB/s per direction): on several nodes the interval covers the predictions at 125.00 MB/s and at 1.25 GB/s too".
 std::string assumed_rate_note(const AssumedRate& rate);
 
-// A step that leans on its stack's dispatch floor (a fitted stand-in, calibrate/README.md) further than any run its
-// calibration was fitted on: the share of the worker's compute the floor adds here and at most there.
-struct FloorBeyondSupport {
+// A step that leans on its stack's dispatch (fitted, calibrate/README.md) further than any run its calibration was
+// fitted on: the share of the worker's compute the dispatch adds here and at most there.
+struct DispatchBeyondSupport {
   std::string stack;
   int64_t batch_per_gpu = 0;
   double share = 0.0, support = 0.0;
 };
 
-// "tensorflow's dispatch floor adds 47% of the step's compute at batch 8, more than the 21% of any run its
-// calibration was fitted on: the interval covers the prediction without the floor too".
-std::string floor_beyond_note(const FloorBeyondSupport& floor);
+// "tensorflow's dispatch adds 47% of the step's compute at batch 8, more than the 21% of any run its calibration
+// was fitted on: the interval covers the prediction without the dispatch too".
+std::string dispatch_beyond_note(const DispatchBeyondSupport& beyond);
 
 struct Report {
   std::string scenario;
@@ -107,9 +107,9 @@ struct Report {
   // Set where the cluster's NIC rate is an assumption with a range: points on several nodes are simulated at both
   // ends too (PointResult::range_*), and their intervals cover both.
   std::optional<AssumedRate> assumed_rate;
-  // Set where the step leans on the floor beyond the calibration's support: every point is simulated without the
-  // floor too (PointResult::alternatives "without_floor"), and its interval covers both.
-  std::optional<FloorBeyondSupport> floor_beyond;
+  // Set where the step leans on its dispatch beyond the calibration's support: every point is simulated without
+  // the dispatch too (PointResult::alternatives "without_dispatch"), and its interval covers both.
+  std::optional<DispatchBeyondSupport> dispatch_beyond;
   // One line per alternative the points were also simulated under (PointResult::alternatives): what and why.
   std::map<std::string, std::string> alternative_notes;
   std::vector<PointResult> predictions;

@@ -109,9 +109,9 @@ Json validation_to_json(const Validation& v) {
     if (r.range_high_images_per_sec > 0.0)
       out["runs"][i]["predicted_assumed_range"] = {r.range_low_images_per_sec, r.range_high_images_per_sec};
     for (const auto& [what, rate] : r.alternatives) out["runs"][i]["predicted_" + what] = rate;
-    if (r.dispatch_floor_share > 0.0) out["runs"][i]["dispatch_floor_share"] = r.dispatch_floor_share;
+    if (r.dispatch_share > 0.0) out["runs"][i]["dispatch_share"] = r.dispatch_share;
   }
-  if (!v.dispatch_floor_support.empty()) out["dispatch_floor_support"] = v.dispatch_floor_support;
+  if (!v.dispatch_support.empty()) out["dispatch_support"] = v.dispatch_support;
   if (v.interval_log_sd > 0.0) {
     out["interval"] = {{"level", 0.9}, {"log_sd", v.interval_log_sd}, {"inside", v.inside_interval},
                        {"runs", v.rows.size()}};
@@ -168,9 +168,9 @@ std::string validation_table(const Validation& v) {
     return std::count_if(v.rows.begin(), v.rows.end(),
                          [&](const ValidationRow& r) { return r.alternatives.count(what) > 0; });
   };
-  if (const auto n = with("without_floor"); n > 0)
-    out += fmt::format("{} of the runs lean on their stack's dispatch floor more than any run the calibration was "
-                       "fitted on: each is predicted without the floor too, and its interval covers both\n", n);
+  if (const auto n = with("without_dispatch"); n > 0)
+    out += fmt::format("{} of the runs lean on their stack's dispatch more than any run the calibration was fitted "
+                       "on: each is predicted without the dispatch too, and its interval covers both\n", n);
   if (const auto n = with("without_workspace_cap"); n > 0)
     out += fmt::format("{} of the runs have 3x3 convolutions that their stack's cap on cuDNN's workspace keeps from "
                        "Winograd: each is predicted without the cap too, and its interval covers both\n", n);

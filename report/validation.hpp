@@ -48,9 +48,9 @@ struct ValidationRow {
   // and high end (the smaller first), which the interval covers too (report.hpp: interval_ratios); 0, 0 elsewhere.
   double range_low_images_per_sec = 0.0, range_high_images_per_sec = 0.0;
   // Images/s under each alternative the model cannot rule out for the run (report.hpp: PointResult::alternatives),
-  // which the interval covers too. dispatch_floor_share: the share of the worker's compute the floor adds (0: none).
+  // which the interval covers too. dispatch_share: the share of the worker's compute the dispatch adds (0: none).
   std::map<std::string, double> alternatives;
-  double dispatch_floor_share = 0.0;
+  double dispatch_share = 0.0;
   std::string fidelity = "";  // the simulator that predicted it ("message" or "fast": predict's rule); "" when unknown
   RunLabels run;
   // Whether the row has an interval (set_intervals) and the measured figure lies inside it.
@@ -78,9 +78,9 @@ struct Validation {
   double interval_log_sd = 0.0;
   int inside_interval = 0;
   int fast_above_gpus = 0;  // predict's rule for the rows' fidelity (0: not stated)
-  // The largest dispatch_floor_share of each stack's rows (what a calibration fitted on these runs supports:
-  // scripts/fit-calibrations writes it into the calibration's prediction_interval.dispatch_floor_support).
-  std::map<std::string, double> dispatch_floor_support;
+  // The largest dispatch_share of each stack's rows (what a calibration fitted on these runs supports:
+  // scripts/fit-calibrations writes it into the calibration's prediction_interval.dispatch_support).
+  std::map<std::string, double> dispatch_support;
   std::vector<std::string> group_fields;  // set_groups: what the rows are grouped by (none: no groups)
   std::vector<ValidationGroup> groups;    // sorted by their values
 };

@@ -11,7 +11,7 @@
 // efficiency 0.66: a GK210 copies about 160 GB/s device to device with ECC on (CUDA's bandwidthTest on K80s), of its
 // 240 GB/s; fixed, not fitted (fitted, it trades off against the parallel-work curve and leaves a left-out model
 // unpredictable). The device's own cost per op starts at one kernel launch, about 5 us on Kepler (CUDA launch latency),
-// and is fitted (a layer-phase is several kernels, each a launch and a drain); a framework's dispatch, a floor under
+// and is fitted (a layer-phase is several kernels, each a launch and a drain); a framework's dispatch, added to
 // it, is the software stack's op_overhead_s (stacks/*.json). That leaves ~0.83 s for the convolutions' arithmetic: 1.48
 // TFLOP / 0.83 s / 4.37 TFLOP/s = 0.41, 0.40 with the per-op costs and the reduction-length curve. cuBLAS GEMMs of the
 // FC layers run better on Kepler: 0.45. Real data: the batch is uploaded from host memory every iteration over the
@@ -320,10 +320,10 @@ Calibration parse_calibration(const Json& json, const std::string& file) {
   if (root.has("prediction_interval")) {
     const JsonObject pi = root.get_object("prediction_interval");
     c.prediction_log_sd = pi.get_number("log_sd", std::nullopt, 0.0, 10.0);
-    if (pi.has("dispatch_floor_support")) {
-      const JsonObject support = pi.get_object("dispatch_floor_support");
+    if (pi.has("dispatch_support")) {
+      const JsonObject support = pi.get_object("dispatch_support");
       for (const auto& item : support.raw().items())
-        c.floor_support[item.key()] = support.get_number(item.key(), std::nullopt, 0.0, 1.0);
+        c.dispatch_support[item.key()] = support.get_number(item.key(), std::nullopt, 0.0, 1.0);
       support.finish();
     }
     for (const auto& item : pi.raw().items()) pi.ignore(item.key());  // how it was measured, for people
@@ -372,7 +372,7 @@ Json calibration_to_json(const Calibration& c) {
   for (const auto& [name, s] : c.stacks) stacks[name] = stack_to_json(s);
   j["stacks"] = stacks;
   if (c.prediction_log_sd > 0.0) j["prediction_interval"] = {{"log_sd", c.prediction_log_sd}};
-  if (!c.floor_support.empty()) j["prediction_interval"]["dispatch_floor_support"] = c.floor_support;
+  if (!c.dispatch_support.empty()) j["prediction_interval"]["dispatch_support"] = c.dispatch_support;
   return j;
 }
 

@@ -25,9 +25,9 @@
 //
 // "stacks" holds the costs of each software stack (stacks/*.json says what each is, with sources, bounds and which
 // are fitted; sim/stacks.hpp): a run of stack S uses S's values where present, the top-level ones otherwise
-// (Calibration::for_run). A stack's op_overhead_s is the framework's host-side dispatch per op
-// (DeviceEfficiency::dispatch_s): a floor under each device op's time, not added to it; a device's op_overhead_s is its
-// own cost per op (kernel launches and drains), added to every op; network_Bps caps what one node's transport moves per
+// (Calibration::for_run). A stack's op_overhead_s is the framework's dispatch per op that the device does not
+// overlap (DeviceEfficiency::dispatch_s), added to each op's time; a device's op_overhead_s is its own cost per op
+// (kernel launches and drains), added to every op too; network_Bps caps what one node's transport moves per
 // direction through each NIC link (kind "network"): gRPC's or ZMQ's throughput over TCP, below the wire's rate on fast
 // links and above it on slow ones, so a slow link is never made slower than its wire; server_update_s_per_byte replaces
 // ps_cost_per_byte_s; conv_workspace_bytes caps the workspace of the convolution algorithms the framework lets cuDNN
@@ -106,9 +106,9 @@ struct DeviceEfficiency {
   double winograd_gain = 0.0;                         // 3x3 stride-1 convolutions over conv; 0: none (see above)
   double parallel_half_elements = 0.0;                // see above; 0: none
   double reduction_half_length = 0.0;                 // see above; 0: none
-  // The framework's host-side dispatch per op (its stack's op_overhead_s, set by Calibration::for_run; not in the
-  // file's device entries): a floor under each device op's time, since the host dispatches the next op while the
-  // device runs this one; on a host CPU the same thread does both, so it adds (sim/compute_model.hpp).
+  // The framework's dispatch per op (its stack's op_overhead_s, set by Calibration::for_run; not in the file's device
+  // entries): its cost between one op and the next that the device does not overlap, added to each op's time
+  // (sim/compute_model.hpp).
   double dispatch_s = 0.0;
   // The framework's cap on a convolution's workspace (its stack's conv_workspace_bytes, set by for_run; not in the
   // file's device entries): a 3x3 convolution whose Winograd transforms need more (winograd_workspace_bytes) runs
@@ -169,11 +169,11 @@ struct Calibration {
   // cross-validated predictions (runs left out of the fit that predicted them: scripts/fit-calibrations); predict
   // gives 90% intervals x * exp(-+1.645 s). 0: unknown, no interval.
   double prediction_log_sd = 0.0;
-  // "prediction_interval": {"dispatch_floor_support": {"tensorflow": 0.21}}: the largest share of a worker's compute
-  // that each stack's dispatch floor (a fitted stand-in, calibrate/README.md) adds on the runs the calibration was
-  // fitted on. A step that leans on it further is predicted without the floor too, and its interval covers both
-  // (sim/predict.hpp: floor_beyond_support). A stack without an entry: no such check.
-  std::map<std::string, double> floor_support;
+  // "prediction_interval": {"dispatch_support": {"tensorflow": 0.21}}: the largest share of a worker's compute
+  // that each stack's dispatch (fitted, calibrate/README.md) adds on the runs the calibration was fitted on. A
+  // step that leans on it further is predicted without the dispatch too, and its interval covers both
+  // (sim/predict.hpp: dispatch_beyond_support). A stack without an entry: no such check.
+  std::map<std::string, double> dispatch_support;
 
   const DeviceEfficiency& device(const std::string& device_name) const;
   // The bandwidth the simulator gives a link of topology kind `edge_kind` whose wire moves wire_Bps: the class's

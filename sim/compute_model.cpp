@@ -76,7 +76,7 @@ double ComputeModel::op_time_s(const plan::ComputeOp& op, const Processor& p, co
   const bool upload = op.phase == plan::Phase::kData && real_data_;
   if (upload && p.upload_Bps > 0.0) t = std::max(t, op.bytes / p.upload_Bps);  // the batch over PCIe
   t += eff.op_overhead_s;
-  t = p.is_cpu ? t + eff.dispatch_s : std::max(t, eff.dispatch_s);  // the framework's dispatch: a floor on a device
+  t += eff.dispatch_s;  // the framework's dispatch, which the device does not overlap (compute_model.hpp)
   if (upload) t += static_cast<double>(op.samples) * calibration_.input_cost_per_image_s;
   // A server's cost per byte of gradient it applies is its host threads' (calibration.hpp); on a device the
   // roofline above is the whole of it.

@@ -4,8 +4,7 @@
 //   t_memory = bytes / (memory_bandwidth * efficiency.memory)
 //   t_device = t_math + t_memory + op_overhead_s       a convolution or GEMM on a device (a GPU)
 //   t_device = max(t_math, t_memory) + op_overhead_s   any other op, and every op on a host CPU
-//   t = max(t_device, dispatch_s)          on a device (a GPU)
-//   t = t_device + dispatch_s              on a host CPU
+//   t = t_device + dispatch_s
 //
 // A GPU's convolution and GEMM kernels stream their operands and results through DRAM (a K80's L2 holds 1.5 MB,
 // one layer's activations tens of MB) without hiding the traffic behind the arithmetic, so the two add, as in
@@ -15,10 +14,12 @@
 // held-out runs better than the maximum (calibrate/README.md).
 //
 // op_overhead_s is the device's own cost per op (its kernels' launches and drains); dispatch_s the framework's
-// host-side work per op (its stack's op_overhead_s, DeviceEfficiency::dispatch_s). A framework dispatches the next
-// op while the device runs this one, so on a GPU its dispatch shows only where an op is shorter (small layers, small
-// batches); the published K80 runs choose this over adding it to every op (calibrate/README.md: on an earlier
-// model, held out 9.6% against 12.1%). On a host CPU the thread that dispatches also computes, so the two add.
+// cost per op that the device does not overlap (its stack's op_overhead_s, DeviceEfficiency::dispatch_s): the
+// host's work between one layer-phase's kernels and the next's (a framework's graph ops, its synchronisation with
+// host-resident variables and their copies), added to every op, on a device as on a host CPU (where the thread
+// that dispatches also computes). The published K80 runs choose this over a floor under each op's time (a host
+// that dispatches the next op while the device runs this one): the floor fits their two batch sizes, but fitted
+// at one it predicts the other 11-18% off where the sum is 7-13% off (calibrate/README.md).
 // times (1 + shared_node_slowdown * co_runners) (the other busy workers on the processor's node), plus, for server
 // updates, bytes * ps_cost_per_byte_s. The data phase with real data is the batch's upload from host memory,
 // bytes / upload_Bps on a device (its share of the PCIe route, note_upload_links; the device's memory write of the

@@ -136,50 +136,50 @@ WorkspaceCap workspace_cap(const plan::Scenario& scenario, const Calibration& ca
   return workspace_cap(worker_step(scenario, calibration));
 }
 
-DispatchFloor dispatch_floor(const WorkerStep& step) {
-  DispatchFloor out;
+DispatchCost dispatch_cost(const WorkerStep& step) {
+  DispatchCost out;
   out.stack = step.stack;
   const RunOptions run = scenario_run_options(step.point.scenario, RunOptions{});  // its data and precision
   const Processor processor = endpoint_processor(step.point.plan.endpoints.at(0), step.point.cluster,
                                                  run.half_precision);
   const DeviceEfficiency& eff = step.run.device(processor.name);
   if (processor.is_cpu || eff.dispatch_s <= 0.0) return out;
-  out.floor_s = eff.dispatch_s;
+  out.per_op_s = eff.dispatch_s;
   DeviceEfficiency without = eff;
   without.dispatch_s = 0.0;
   const ComputeModel model(step.run, run.real_data);
   for (const plan::Item& item : step.point.plan.program(0).items) {
     if (item.kind != plan::Item::Kind::kCompute || item.compute.phase == plan::Phase::kData) continue;
-    const double with_floor = model.op_time_s(item.compute, processor, eff);
-    const double added = with_floor - model.op_time_s(item.compute, processor, without);
+    const double with_dispatch = model.op_time_s(item.compute, processor, eff);
+    const double added = with_dispatch - model.op_time_s(item.compute, processor, without);
     ++out.ops;
-    if (added > 0.0) ++out.raised;
-    out.compute_s += with_floor;
+    out.compute_s += with_dispatch;
     out.added_s += added;
   }
   return out;
 }
 
-DispatchFloor dispatch_floor(const plan::Scenario& scenario, const Calibration& calibration) {
-  return dispatch_floor(worker_step(scenario, calibration));
+DispatchCost dispatch_cost(const plan::Scenario& scenario, const Calibration& calibration) {
+  return dispatch_cost(worker_step(scenario, calibration));
 }
 
-std::optional<report::FloorBeyondSupport> floor_beyond_support(const plan::Scenario& scenario,
-                                                               const Calibration& calibration) {
-  if (calibration.floor_support.empty()) return std::nullopt;
-  return floor_beyond_support(dispatch_floor(scenario, calibration), scenario.batch_per_gpu, calibration);
+std::optional<report::DispatchBeyondSupport> dispatch_beyond_support(const plan::Scenario& scenario,
+                                                                     const Calibration& calibration) {
+  if (calibration.dispatch_support.empty()) return std::nullopt;
+  return dispatch_beyond_support(dispatch_cost(scenario, calibration), scenario.batch_per_gpu, calibration);
 }
 
-std::optional<report::FloorBeyondSupport> floor_beyond_support(const DispatchFloor& floor, int64_t batch_per_gpu,
-                                                               const Calibration& calibration) {
-  const auto support = calibration.floor_support.find(floor.stack);
-  if (support == calibration.floor_support.end() || floor.compute_s <= 0.0) return std::nullopt;
-  const double share = floor.added_s / floor.compute_s;
+std::optional<report::DispatchBeyondSupport> dispatch_beyond_support(const DispatchCost& dispatch,
+                                                                     int64_t batch_per_gpu,
+                                                                     const Calibration& calibration) {
+  const auto support = calibration.dispatch_support.find(dispatch.stack);
+  if (support == calibration.dispatch_support.end() || dispatch.compute_s <= 0.0) return std::nullopt;
+  const double share = dispatch.added_s / dispatch.compute_s;
   if (share <= support->second * (1.0 + 1e-9)) return std::nullopt;  // within, or the run that set the support
-  return report::FloorBeyondSupport{floor.stack, batch_per_gpu, share, support->second};
+  return report::DispatchBeyondSupport{dispatch.stack, batch_per_gpu, share, support->second};
 }
 
-Calibration without_floor(const Calibration& calibration, const std::string& stack) {
+Calibration without_dispatch(const Calibration& calibration, const std::string& stack) {
   Calibration c = calibration;
   c.stacks[stack].op_overhead_s = 0.0;
   return c;
@@ -192,8 +192,9 @@ std::vector<ModelAlternative> model_alternatives(const plan::Scenario& scenario,
 std::vector<ModelAlternative> model_alternatives(const WorkerStep& step, const Calibration& calibration) {
   std::vector<ModelAlternative> out;
   const plan::Scenario& scenario = step.point.scenario;
-  if (const auto floor = floor_beyond_support(dispatch_floor(step), scenario.batch_per_gpu, calibration))
-    out.push_back({"without_floor", report::floor_beyond_note(*floor), without_floor(calibration, floor->stack)});
+  if (const auto beyond = dispatch_beyond_support(dispatch_cost(step), scenario.batch_per_gpu, calibration))
+    out.push_back(
+        {"without_dispatch", report::dispatch_beyond_note(*beyond), without_dispatch(calibration, beyond->stack)});
   const WorkspaceCap cap = workspace_cap(step);
   if (cap.over_cap > 0) {
     Calibration uncapped = calibration;
@@ -239,8 +240,8 @@ report::Report predict(const plan::Scenario& scenario, const PredictOptions& opt
   const topology::Cluster one_gpu = plan::load_scenario_cluster(scenario, 1);
   report.stack = run_stack(scenario, one_gpu);
   report.assumed_rate = assumed_rate(one_gpu.spec());
-  const WorkerStep step = worker_step(scenario, options.calibration);  // the floor's reach and the alternatives
-  report.floor_beyond = floor_beyond_support(dispatch_floor(step), scenario.batch_per_gpu, options.calibration);
+  const WorkerStep step = worker_step(scenario, options.calibration);  // the dispatch's reach and the alternatives
+  report.dispatch_beyond = dispatch_beyond_support(dispatch_cost(step), scenario.batch_per_gpu, options.calibration);
   report.calibration_source = options.calibration_source;
   report.interval_log_sd = options.calibration.prediction_log_sd;
   const std::vector<int> gpus = sweep_of(scenario, options.gpus);

@@ -72,7 +72,7 @@ Calibration at_network_rate(const Calibration& calibration, const report::Assume
 
 // Simulates the sweep; where the cluster's NIC rate is assumed with a range, each point on several nodes also at
 // both ends of it (report::Report::assumed_rate, PointResult::range_*); where the step leans on the stack's
-// dispatch floor beyond the calibration's support or its workspace cap bites, each point also under those
+// dispatch beyond the calibration's support or its workspace cap bites, each point also under those
 // alternatives (model_alternatives).
 report::Report predict(const plan::Scenario& scenario, const PredictOptions& options);
 // How many simulations predict runs for the sweep `gpus` (for progress): its points, the 1-GPU base where the sweep
@@ -101,35 +101,34 @@ struct WorkspaceCap {
 WorkspaceCap workspace_cap(const WorkerStep& step);
 WorkspaceCap workspace_cap(const plan::Scenario& scenario, const Calibration& calibration);
 
-// What the scenario's framework dispatch floor (the stack's op_overhead_s: on a GPU a floor under each op's time,
-// compute_model.cpp) adds to one worker's compute step (batch_per_gpu samples, data loading excluded), from the
-// compute model alone. TensorFlow's floor is fitted, and what it stands for is a cost per image that depends on the
-// network (calibrate/README.md): where it lifts a large share of the step, the prediction rests on that fit more
-// than on the model, and away from the batches it was fitted at its batch dependence is the floor's. predict says so.
-struct DispatchFloor {
+// What the scenario's framework dispatch (the stack's op_overhead_s, added to each op's time: compute_model.hpp)
+// adds to one worker's compute step (batch_per_gpu samples, data loading excluded), from the compute model alone.
+// TensorFlow's is fitted (calibrate/README.md) and far above what its executor spends per graph op: where it is a
+// large share of the step (small batches), the prediction rests on that fit more than on the model. predict says so.
+struct DispatchCost {
   std::string stack;
-  double floor_s = 0.0;    // the floor on the scenario's device; 0 where it has none or is a host CPU (it adds there)
+  double per_op_s = 0.0;   // the dispatch per op on the scenario's device; 0 where it has none or is a host CPU
   int ops = 0;             // compute ops of the step
-  int raised = 0;          // of those, the ones the floor lifts
-  double compute_s = 0.0;  // the step's compute with the floor
-  double added_s = 0.0;    // what the floor adds to it
+  double compute_s = 0.0;  // the step's compute with the dispatch
+  double added_s = 0.0;    // what the dispatch adds to it
 };
-DispatchFloor dispatch_floor(const WorkerStep& step);
-DispatchFloor dispatch_floor(const plan::Scenario& scenario, const Calibration& calibration);
+DispatchCost dispatch_cost(const WorkerStep& step);
+DispatchCost dispatch_cost(const plan::Scenario& scenario, const Calibration& calibration);
 
-// Whether the scenario's step leans on its stack's dispatch floor further than any run the calibration was fitted
-// on (Calibration::floor_support): the share of the worker's compute the floor adds exceeds the stack's support.
-// predict and validate then simulate it without the floor too (without_floor) and the interval covers both: the
-// floor stands in for a cost the model does not explain (calibrate/README.md), so where it weighs more than on the
-// runs it was fitted to, nothing says how much of it is real. nullopt where the calibration states no support for
-// the stack or the share lies within it.
-std::optional<report::FloorBeyondSupport> floor_beyond_support(const plan::Scenario& scenario,
-                                                               const Calibration& calibration);
-// The same for a step's floor already measured (dispatch_floor) at batch `batch_per_gpu`.
-std::optional<report::FloorBeyondSupport> floor_beyond_support(const DispatchFloor& floor, int64_t batch_per_gpu,
-                                                               const Calibration& calibration);
-// `calibration` without the dispatch floor of stack `stack`.
-Calibration without_floor(const Calibration& calibration, const std::string& stack);
+// Whether the scenario's step leans on its stack's dispatch further than any run the calibration was fitted on
+// (Calibration::dispatch_support): the share of the worker's compute the dispatch adds exceeds the stack's support.
+// predict and validate then simulate it without the dispatch too (without_dispatch) and the interval covers both:
+// the fitted dispatch stands in for costs the model does not separate (calibrate/README.md), so where it weighs more
+// than on the runs it was fitted to, nothing says how much of it is real. nullopt where the calibration states no
+// support for the stack or the share lies within it.
+std::optional<report::DispatchBeyondSupport> dispatch_beyond_support(const plan::Scenario& scenario,
+                                                                     const Calibration& calibration);
+// The same for a step's dispatch already measured (dispatch_cost) at batch `batch_per_gpu`.
+std::optional<report::DispatchBeyondSupport> dispatch_beyond_support(const DispatchCost& dispatch,
+                                                                     int64_t batch_per_gpu,
+                                                                     const Calibration& calibration);
+// `calibration` without the dispatch of stack `stack`.
+Calibration without_dispatch(const Calibration& calibration, const std::string& stack);
 
 // An alternative the model cannot rule out for a scenario: its name (report::PointResult::alternatives), the line
 // that says why, and the calibration that simulates it. predict and validate simulate each and widen the interval
@@ -139,8 +138,8 @@ struct ModelAlternative {
   std::string note;
   Calibration calibration;
 };
-// The scenario's alternatives under `calibration`: "without_floor" where its step leans on the stack's dispatch
-// floor beyond the calibration's support (floor_beyond_support); "without_workspace_cap" where the stack's cap on
+// The scenario's alternatives under `calibration`: "without_dispatch" where its step leans on the stack's dispatch
+// beyond the calibration's support (dispatch_beyond_support); "without_workspace_cap" where the stack's cap on
 // cuDNN's workspace keeps some 3x3 convolutions from Winograd (workspace_cap): the cap's effect rests on the model's
 // reading of cuDNN's non-fused Winograd (calibrate/README.md, Limits), which a single reference run touches.
 std::vector<ModelAlternative> model_alternatives(const plan::Scenario& scenario, const Calibration& calibration);

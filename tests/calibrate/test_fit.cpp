@@ -132,9 +132,9 @@ TEST_CASE("with no more runs than parameters no parameter is called identified, 
   options.outer_iterations = 1;
   options.validate = false;
   sim::Calibration start = sim::default_calibration();
-  start.floor_support = {{"tensorflow", 0.2}};  // the start's runs' support is not the new fit's
+  start.dispatch_support = {{"tensorflow", 0.2}};  // the start's runs' support is not the new fit's
   const FitResult fit = fit_calibration(runs, start, options);
-  CHECK(fit.calibration.floor_support.empty());
+  CHECK(fit.calibration.dispatch_support.empty());
   REQUIRE(fit.values.size() == 4);
   for (const FittedValue& v : fit.values) {
     INFO(v.name);
@@ -271,7 +271,7 @@ TEST_CASE("measured phases separate the input cost from the compute efficiencies
   CHECK(fit.surrogate_mape < 0.5);
 }
 
-TEST_CASE("the device's per-op cost is fitted beside a framework's floor and the floor only where the stack says",
+TEST_CASE("the device's per-op cost is fitted beside a framework's dispatch and the dispatch only where the stack says",
           "[unit]") {
   Exercised what;
   what.devices = {kK80};
@@ -281,7 +281,7 @@ TEST_CASE("the device's per-op cost is fitted beside a framework's floor and the
   for (const Parameter& p : choose_parameters(what, ParameterChoice{})) names.insert(p.name);
   CHECK(names.count("devices/" + kK80 + "/op_overhead_s") == 1);
   CHECK(names.count("stacks/tensorflow/op_overhead_s") == 1);  // stacks/tensorflow.json: "fit": true
-  CHECK(names.count("stacks/mxnet/op_overhead_s") == 0);       // stacks/mxnet.json: under the device's cost, fixed
+  CHECK(names.count("stacks/mxnet/op_overhead_s") == 0);       // stacks/mxnet.json: fixed, one with the device's cost
 }
 
 TEST_CASE("a framework's multi-GPU runs fit no link factor and --fit names a stack's fixed cost", "[unit]") {

@@ -312,9 +312,9 @@ TEST_CASE("validate predicts a run on several p2.xlarge at both ends of the assu
   CHECK(v.rows[2].range_high_images_per_sec == 0.0);  // the what-if states its rate without a range
 }
 
-TEST_CASE("validate measures each stack's dispatch floor and covers a run beyond its support without it", "[unit]") {
-  // TensorFlow's ResNet-50 (v1) on one K80 at batch 8 and 64 under the shipped calibration, whose floor support is
-  // that of the reference runs (batch 32 and 64): batch 8 leans on the floor further.
+TEST_CASE("validate measures each stack's dispatch and covers a run beyond its support without it", "[unit]") {
+  // TensorFlow's ResNet-50 (v1) on one K80 at batch 8 and 64 under the shipped calibration, whose dispatch support
+  // is that of the reference runs (batch 32 and 64): batch 8 leans on the dispatch further.
   const auto run = [](const std::string& id, int batch) {
     return Json{{"id", id}, {"cluster", "aws-p2.xlarge"}, {"nodes", 1}, {"gpus_per_node", 1},
                 {"model", "resnet50_v1"}, {"batch_per_gpu", batch}, {"framework", "tensorflow"},
@@ -322,23 +322,23 @@ TEST_CASE("validate measures each stack's dispatch floor and covers a run beyond
   };
   const Json doc = {{"format", "scaletwin-measurements/1"}, {"runs", {run("b8", 8), run("b64", 64)}}};
   const scaletwin::sim::Calibration shipped = scaletwin::sim::choose_calibration("shipped:k80", "").calibration;
-  REQUIRE(shipped.floor_support.count("tensorflow") == 1);
+  REQUIRE(shipped.dispatch_support.count("tensorflow") == 1);
   const Validation v = validate_runs(parse_measurements(doc, "m.json"), shipped, 2);
   const ValidationRow& b8 = v.rows[0];
-  CHECK(b8.dispatch_floor_share > shipped.floor_support.at("tensorflow"));
-  CHECK(b8.alternatives.at("without_floor") > 1.3 * b8.predicted_images_per_sec);  // the floor weighs on batch 8
+  CHECK(b8.dispatch_share > shipped.dispatch_support.at("tensorflow"));
+  CHECK(b8.alternatives.at("without_dispatch") > 1.3 * b8.predicted_images_per_sec);  // the dispatch weighs on batch 8
   CHECK(b8.interval_high ==
-        Approx(b8.alternatives.at("without_floor") * std::exp(1.6448536269514722 * shipped.prediction_log_sd)));
-  CHECK(v.rows[1].dispatch_floor_share < shipped.floor_support.at("tensorflow"));
+        Approx(b8.alternatives.at("without_dispatch") * std::exp(1.6448536269514722 * shipped.prediction_log_sd)));
+  CHECK(v.rows[1].dispatch_share < shipped.dispatch_support.at("tensorflow"));
   CHECK(v.rows[1].alternatives.empty());  // within the support: the interval as fitted
-  CHECK(v.dispatch_floor_support.at("tensorflow") == b8.dispatch_floor_share);  // these runs' own, the larger
+  CHECK(v.dispatch_support.at("tensorflow") == b8.dispatch_share);  // these runs' own, the larger
   const Json j = validation_to_json(v);
-  CHECK(j.at("runs").at(0).at("predicted_without_floor") == b8.alternatives.at("without_floor"));
-  CHECK_FALSE(j.at("runs").at(1).contains("predicted_without_floor"));
-  CHECK_THAT(validation_table(v), Catch::Contains("1 of the runs lean on their stack's dispatch floor more than"));
+  CHECK(j.at("runs").at(0).at("predicted_without_dispatch") == b8.alternatives.at("without_dispatch"));
+  CHECK_FALSE(j.at("runs").at(1).contains("predicted_without_dispatch"));
+  CHECK_THAT(validation_table(v), Catch::Contains("1 of the runs lean on their stack's dispatch more than"));
   // A calibration that states no support (a fresh fit, the defaults) checks nothing.
   scaletwin::sim::Calibration bare = shipped;
-  bare.floor_support.clear();
+  bare.dispatch_support.clear();
   CHECK(validate_runs(parse_measurements(doc, "m.json"), bare, 2).rows[0].alternatives.empty());
 }
 

@@ -132,34 +132,34 @@ TEST_CASE("predict says which convolutions the framework's workspace cap keeps f
   fs::remove_all(dir);
 }
 
-TEST_CASE("predict says when a framework's dispatch floor lifts a large share of the step", "[cli]") {
+TEST_CASE("predict says when a framework's dispatch is a large share of the step", "[cli]") {
   const fs::path dir = scratch();
   const auto scenario = [&](const std::string& name, const std::string& framework, int batch) {
     return write(dir / name, R"({"model": "resnet50", "cluster": "aws-p2.xlarge", "framework": ")" + framework +
                                  R"(", "batch_per_gpu": )" + std::to_string(batch) +
                                  R"(, "scheme": {"name": "allreduce"}, "sweep": {"gpus": [1]}})");
   };
-  // The shipped calibration's TensorFlow floor: a large share of a batch-8 step, a small one at batch 64.
+  // The shipped calibration's TensorFlow dispatch: a large share of a batch-8 step, a small one at batch 64.
   const Result small = run("predict " + scenario("tf8.json", "tensorflow", 8));
   INFO(small.out);
   REQUIRE(small.code == 0);
-  CHECK(small.out.find("predict: tensorflow's dispatch floor (") != std::string::npos);
-  CHECK(small.out.find("compute ops of resnet50's step at batch 8") != std::string::npos);
+  CHECK(small.out.find("predict: tensorflow's dispatch (") != std::string::npos);
+  CHECK(small.out.find("compute ops of resnet50's step at batch 8) is") != std::string::npos);
   const Result large = run("predict " + scenario("tf64.json", "tensorflow", 64));
   INFO(large.out);
   REQUIRE(large.code == 0);
-  CHECK(large.out.find("dispatch floor") == std::string::npos);
-  // MXNet's fixed floor lies under the K80's own per-op cost: no note at batch 8 either; -q says nothing.
+  CHECK(large.out.find("predict: tensorflow's dispatch") == std::string::npos);
+  // MXNet's fixed 20 us per op is a small share at batch 8: no note; -q says nothing.
   const Result mxnet = run("predict " + scenario("mx8.json", "mxnet", 8));
   REQUIRE(mxnet.code == 0);
-  CHECK(mxnet.out.find("dispatch floor") == std::string::npos);
-  // Beyond the 21% it adds on the calibration's own runs, the report covers the prediction without it too (a line
+  CHECK(mxnet.out.find("dispatch") == std::string::npos);
+  // Beyond the 22% it adds on the calibration's own runs, the report covers the prediction without it too (a line
   // of the table, so -q keeps it, where the note on standard error goes).
-  CHECK(small.out.find("more than the 21% of any run its calibration was fitted on") != std::string::npos);
+  CHECK(small.out.find("more than the 22% of any run its calibration was fitted on") != std::string::npos);
   const Result quiet = run("predict -q " + (dir / "tf8.json").string());
   REQUIRE(quiet.code == 0);
-  CHECK(quiet.out.find("predict: tensorflow's dispatch floor (") == std::string::npos);
-  CHECK(quiet.out.find("tensorflow's dispatch floor adds 45% of the step's compute at batch 8") != std::string::npos);
+  CHECK(quiet.out.find("predict: tensorflow's dispatch (") == std::string::npos);
+  CHECK(quiet.out.find("tensorflow's dispatch adds 39% of the step's compute at batch 8") != std::string::npos);
   fs::remove_all(dir);
 }
 

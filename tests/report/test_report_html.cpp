@@ -102,13 +102,13 @@ TEST_CASE("report_html's table gives each point's 90% interval where the report 
   const double f = std::exp(scaletwin::report::kZ90 * 0.1);
   CHECK_THAT(html, Catch::Contains(fmt::format("<td>100.0</td><td>{:.1f}–{:.1f}</td>", 100.0 / f, 100.0 * f)));
   CHECK_THAT(html, Catch::Contains(fmt::format("<td>680.0</td><td>{:.1f}–{:.1f}</td>", 680.0 / f, 900.0 * f)));
-  // A floor beyond the calibration's support: said once, and each point's interval covers the floor-free figure.
-  r.alternative_notes["without_floor"] =
-      floor_beyond_note(scaletwin::report::FloorBeyondSupport{"tensorflow", 8, 0.47, 0.21});
-  r.predictions[0].alternatives["without_floor"] = 150.0;
-  const std::string floored = scaletwin::report::report_html(r);
-  CHECK_THAT(floored, Catch::Contains("tensorflow&#39;s dispatch floor adds 47% of the step&#39;s compute at batch 8"));
-  CHECK_THAT(floored, Catch::Contains(fmt::format("<td>100.0</td><td>{:.1f}–{:.1f}</td>", 100.0 / f, 150.0 * f)));
+  // A dispatch beyond the calibration's support: said once, and each point's interval covers the figure without it.
+  r.alternative_notes["without_dispatch"] =
+      dispatch_beyond_note(scaletwin::report::DispatchBeyondSupport{"tensorflow", 8, 0.47, 0.21});
+  r.predictions[0].alternatives["without_dispatch"] = 150.0;
+  const std::string dispatched = scaletwin::report::report_html(r);
+  CHECK_THAT(dispatched, Catch::Contains("tensorflow&#39;s dispatch adds 47% of the step&#39;s compute at batch 8"));
+  CHECK_THAT(dispatched, Catch::Contains(fmt::format("<td>100.0</td><td>{:.1f}–{:.1f}</td>", 100.0 / f, 150.0 * f)));
 }
 
 TEST_CASE("report_html places the images/s points by the axis range", "[report_html]") {

@@ -61,26 +61,26 @@ TEST_CASE("predict's interval covers both ends of an assumed NIC rate on several
   CHECK(bare.at("predictions").at(1).at("images_per_sec_interval") == Json::array({200.0, 300.0}));
 }
 
-TEST_CASE("predict's interval covers the prediction without a dispatch floor beyond its support", "[unit]") {
+TEST_CASE("predict's interval covers the prediction without a dispatch beyond its support", "[unit]") {
   Report r;
   r.scenario = "s";
   r.interval_log_sd = 0.1;
-  r.floor_beyond = FloorBeyondSupport{"tensorflow", 8, 0.47, 0.21};
-  r.alternative_notes["without_floor"] = floor_beyond_note(*r.floor_beyond);
+  r.dispatch_beyond = DispatchBeyondSupport{"tensorflow", 8, 0.47, 0.21};
+  r.alternative_notes["without_dispatch"] = dispatch_beyond_note(*r.dispatch_beyond);
   r.predictions = {point(1, 1, 23.0, 1.0)};
-  r.predictions[0].alternatives["without_floor"] = 40.0;
+  r.predictions[0].alternatives["without_dispatch"] = 40.0;
   const double f = std::exp(kZ90 * 0.1);
   const Json j = report_to_json(r);
   const Json& one = j.at("predictions").at(0);
-  CHECK(one.at("without_floor_images_per_sec") == 40.0);
+  CHECK(one.at("without_dispatch_images_per_sec") == 40.0);
   CHECK(one.at("images_per_sec_interval").at(0) == Approx(23.0 / f));
   CHECK(one.at("images_per_sec_interval").at(1) == Approx(40.0 * f));
-  CHECK(j.at("dispatch_floor_beyond_support").at("share") == 0.47);
-  CHECK(point_from_json(point_to_json(r.predictions[0], false)).alternatives.at("without_floor") == 40.0);
-  CHECK(j.at("alternatives").at("without_floor") == floor_beyond_note(*r.floor_beyond));
-  CHECK_THAT(report_table(r), Catch::Contains("tensorflow's dispatch floor adds 47% of the step's compute at batch 8, "
+  CHECK(j.at("dispatch_beyond_support").at("share") == 0.47);
+  CHECK(point_from_json(point_to_json(r.predictions[0], false)).alternatives.at("without_dispatch") == 40.0);
+  CHECK(j.at("alternatives").at("without_dispatch") == dispatch_beyond_note(*r.dispatch_beyond));
+  CHECK_THAT(report_table(r), Catch::Contains("tensorflow's dispatch adds 47% of the step's compute at batch 8, "
                                               "more than the 21% of any run its calibration was fitted on"));
-  // The envelope of every alternative: an assumed NIC range and the floor-free prediction together.
+  // The envelope of every alternative: an assumed NIC range and the prediction without the dispatch together.
   const auto [lo, hi] = interval_ratios(0.0, 100.0, {80.0, 150.0, 120.0});
   CHECK(lo == Approx(0.8));
   CHECK(hi == Approx(1.5));

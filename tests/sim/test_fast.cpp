@@ -162,19 +162,19 @@ TEST_CASE("fast and message-level modes agree within 1% under TensorFlow's netwo
   check_agreement(scenario("resnet18_cifar", "bsc-minotauro-k80", 4, 4, scheme, "tensorflow"), 16, opt, scheme.dump());
 }
 
-TEST_CASE("fast and message-level modes agree within 1% where TensorFlow's dispatch floors the small ops", "[sim]") {
-  // 600 us per op, about the K80 fit's: most of resnet18_cifar's ops on a K80 are shorter and wait for the host.
-  sim::Calibration floored = sim::default_calibration();
-  floored.stacks["tensorflow"].op_overhead_s = 6e-4;
+TEST_CASE("fast and message-level modes agree within 1% where TensorFlow's dispatch outweighs the small ops", "[sim]") {
+  // 600 us per op: most of resnet18_cifar's ops on a K80 are shorter than the dispatch added to them.
+  sim::Calibration dispatched = sim::default_calibration();
+  dispatched.stacks["tensorflow"].op_overhead_s = 6e-4;
   sim::RunOptions opt;
   opt.iterations = 2;
   const Json scheme = {{"name", "ps"}, {"servers", 4}, {"placement", "colocated"}, {"local_aggregation", true}};
   const plan::Scenario s = scenario("resnet18_cifar", "bsc-minotauro-k80", 4, 4, scheme, "tensorflow");
-  check_agreement(s, 16, opt, scheme.dump(), floored);
+  check_agreement(s, 16, opt, scheme.dump(), dispatched);
   const report::PointResult base = sim::simulate_point_forked(s, 16, sim::default_calibration(), opt, sim::Fidelity::kFast);
-  const report::PointResult with_floor = sim::simulate_point_forked(s, 16, floored, opt, sim::Fidelity::kFast);
-  INFO("compute " << base.compute_s << " s at the default dispatch, " << with_floor.compute_s << " s floored");
-  CHECK(with_floor.compute_s > 1.5 * base.compute_s);
+  const report::PointResult with_dispatch = sim::simulate_point_forked(s, 16, dispatched, opt, sim::Fidelity::kFast);
+  INFO("compute " << base.compute_s << " s at the default dispatch, " << with_dispatch.compute_s << " s at 600 us");
+  CHECK(with_dispatch.compute_s > 1.5 * base.compute_s);
 }
 
 TEST_CASE("fast and message-level modes agree within 1% with concurrent buckets on a 10 Gbit/s star", "[sim]") {
