@@ -89,12 +89,12 @@ int run_predict(const PredictArgs& a) {
                                "file's stacks.{}.conv_workspace_bytes sets another cap)\n",
                                cap.over_cap, cap.convolutions, scenario.model, cap.stack,
                                cap.cap_bytes / (1024.0 * 1024.0 * 1024.0), scenario.batch_per_gpu, cap.stack);
-    // A dispatch that is a large share of the step rests on its fit, not on a cost the model explains.
+    // A dispatch that is a large share of the step: the prediction rests on that per-op cost.
     const sim::DispatchCost dispatch = sim::dispatch_cost(step);
     if (dispatch.compute_s > 0.0 && dispatch.added_s >= kDispatchNote * dispatch.compute_s)
       std::cerr << fmt::format("predict: {}'s dispatch ({:.0f} us added to each of the {} compute ops of {}'s step at "
-                               "batch {}) is {:.0f}% of its compute: a fitted cost that stands for what the model "
-                               "does not separate (calibrate/README.md)\n",
+                               "batch {}) is {:.0f}% of its compute: at this batch the prediction rests on that cost "
+                               "per op (calibrate/README.md)\n",
                                dispatch.stack, dispatch.per_op_s * 1e6, dispatch.ops, scenario.model,
                                scenario.batch_per_gpu, 100.0 * dispatch.added_s / dispatch.compute_s);
   }

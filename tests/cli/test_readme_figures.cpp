@@ -188,6 +188,10 @@ TEST_CASE("calibrate/README: the held-out predictions' MAPE and how many lie ins
   const double log_sd = cal.at("prediction_interval").at("log_sd").get<double>();
   CHECK(log_sd == Approx(0.103).margin(0.0005));
   CHECK(std::exp(1.645 * log_sd) == Approx(1.185).margin(0.0005));  // "x/÷ 1.185"
+  // A support only for the fitted dispatch (TensorFlow's); MXNet's is fixed from a source.
+  const auto& support = cal.at("prediction_interval").at("dispatch_support");
+  CHECK(support.size() == 1);
+  CHECK(support.at("tensorflow").get<double>() == Approx(0.217).margin(5e-4));
   int runs = 0, inside = 0;
   double sum_abs = 0.0, lowest = 0.0, highest = 0.0;
   for (const auto& fold : cv.at("folds"))
