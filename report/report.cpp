@@ -163,7 +163,7 @@ Json report_to_json(const Report& r) {
                                {"range_Bps", {r.assumed_rate->low_Bps, r.assumed_rate->high_Bps}}};
   if (r.dispatch_beyond)
     out["dispatch_beyond_support"] = {{"stack", r.dispatch_beyond->stack}, {"share", r.dispatch_beyond->share},
-                                            {"support", r.dispatch_beyond->support}};
+                                      {"support", r.dispatch_beyond->support}};
   for (const auto& [what, note] : r.alternative_notes) out["alternatives"][what] = note;
   return out;
 }
