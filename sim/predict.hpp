@@ -103,8 +103,9 @@ WorkspaceCap workspace_cap(const plan::Scenario& scenario, const Calibration& ca
 
 // What the scenario's framework dispatch (the stack's op_overhead_s, added to each op's time: compute_model.hpp)
 // adds to one worker's compute step (batch_per_gpu samples, data loading excluded), from the compute model alone.
-// TensorFlow's is fitted (calibrate/README.md) and far above what its executor spends per graph op: where it is a
-// large share of the step (small batches), the prediction rests on that fit more than on the model. predict says so.
+// TensorFlow's is fitted (calibrate/README.md) and above what its executor spends on the graph ops of one layer and
+// phase: where it is a large share of the step (small batches), the prediction rests on that fit more than on the
+// model. predict says so.
 struct DispatchCost {
   std::string stack;
   double per_op_s = 0.0;   // the dispatch per op on the scenario's device; 0 where it has none or is a host CPU
