@@ -84,7 +84,7 @@ std::vector<std::string> rank_arguments(const RunArgs& a) {
 
 // Runs `mpirun -np P+servers THIS_PROGRAM run ...` and returns its exit code.
 int launch_mpirun(const RunArgs& a, const plan::Scenario& scenario) {
-  const int ranks = a.np + exec::servers_of(scenario);
+  const int ranks = a.np + exec::servers_of(scenario, a.np);
   std::vector<std::string> args{"mpirun"};
   if (geteuid() == 0) args.emplace_back("--allow-run-as-root");
   args.insert(args.end(), {"--oversubscribe", "-np", std::to_string(ranks)});

@@ -36,7 +36,8 @@ void place_endpoints(Lowering& l, const topology::Cluster& cluster) {
       (s.scheme.kind == SchemeKind::kHybrid && s.scheme.data_parallel == SchemeKind::kAllReduce))
     return;
   const PsScheme& ps = s.scheme.ps;
-  for (int k = 0; k < ps.servers; ++k) {
+  const int servers = ps.count(l.worker_nodes);
+  for (int k = 0; k < servers; ++k) {
     Endpoint e;
     e.kind = EndpointKind::kServer;
     e.name = fmt::format("ps{}", k);
@@ -56,7 +57,7 @@ void place_endpoints(Lowering& l, const topology::Cluster& cluster) {
     if (e.node >= cluster.nodes())
       throw InputError(s.file, s.path_of("/scheme/servers"),
                        fmt::format("dedicated servers that fit the cluster ({} worker nodes + {} server nodes > {})",
-                                   l.worker_nodes, ps.servers, cluster.nodes()));
+                                   l.worker_nodes, servers, cluster.nodes()));
     l.server_endpoints.push_back(l.builder.add_endpoint(e));
   }
 }

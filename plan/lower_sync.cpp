@@ -115,7 +115,7 @@ Talkers talkers_of(Lowering& l, const Bucket& bucket, size_t k, bool aggregate) 
 // Synchronous: one push of every talker (reduced on the shards), the shards' update, one pull. Returns each
 // talker's pull item.
 std::vector<int> push_update_pull(Lowering& l, const Bucket& bucket, size_t k, const Talkers& talkers) {
-  const int servers = l.scenario.scheme.ps.servers;
+  const int servers = static_cast<int>(l.server_endpoints.size());
   const int64_t n = bucket.elements;
   const int t = static_cast<int>(talkers.endpoints.size());
   std::vector<int> members = talkers.endpoints;
@@ -137,7 +137,7 @@ std::vector<int> push_update_pull(Lowering& l, const Bucket& bucket, size_t k, c
 
 // Asynchronous: each talker pushes (the shards update on arrival) and pulls on its own. Returns its pull items.
 std::vector<int> push_pull_on_demand(Lowering& l, const Bucket& bucket, size_t k, const Talkers& talkers) {
-  const int servers = l.scenario.scheme.ps.servers;
+  const int servers = static_cast<int>(l.server_endpoints.size());
   const int64_t n = bucket.elements;
   const int push = l.builder.schedule(fmt::format("push/1/{}/{}", servers, n), [&] { return push_schedule(1, servers, n); });
   const int pull = l.builder.schedule(fmt::format("pull/1/{}/{}", servers, n), [&] { return pull_schedule(1, servers, n); });

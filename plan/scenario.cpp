@@ -30,7 +30,11 @@ PsScheme parse_ps(const JsonObject& obj) {
   PsScheme ps;
   const std::string mode = obj.get_enum("mode", {"sync", "async", "mixed_async"}, std::string("sync"));
   ps.mode = mode == "sync" ? PsMode::kSync : mode == "async" ? PsMode::kAsync : PsMode::kMixedAsync;
-  ps.servers = static_cast<int>(obj.get_int("servers", 1, 1, 1 << 16));
+  const Json* servers = obj.get_any("servers");
+  ps.servers_per_node = servers != nullptr && servers->is_string();
+  if (ps.servers_per_node && servers->get<std::string>() != "per_node")
+    obj.fail("servers", "a number of servers from 1 to 65536, or \"per_node\" (one server per worker node)");
+  if (!ps.servers_per_node) ps.servers = static_cast<int>(obj.get_int("servers", 1, 1, 1 << 16));
   const std::string placement =
       obj.get_enum("placement", {"host_cpu", "device", "colocated", "dedicated"}, std::string("colocated"));
   ps.placement = placement == "host_cpu"   ? PsPlacement::kHostCpu
@@ -259,7 +263,7 @@ Json Scheme::to_json() const {
     if (k == SchemeKind::kPs)
       return Json{{"name", "ps"},
                   {"mode", ps_mode_name(ps.mode)},
-                  {"servers", ps.servers},
+                  {"servers", ps.servers_per_node ? Json("per_node") : Json(ps.servers)},
                   {"placement", ps_placement_name(ps.placement)},
                   {"local_aggregation", ps.local_aggregation}};
     Json j{{"name", "allreduce"},
@@ -286,8 +290,10 @@ std::string Scheme::describe() const {
         aggregation = ps.local_aggregation_by.empty()
                           ? ", local aggregation"
                           : fmt::format(", local aggregation ({}'s default)", ps.local_aggregation_by);
-      return fmt::format("ps({}, {} server{}, {}{})", ps_mode_name(ps.mode), ps.servers, ps.servers == 1 ? "" : "s",
-                         ps_placement_name(ps.placement), aggregation);
+      const std::string servers = ps.servers_per_node ? std::string("a server per node")
+                                                      : fmt::format("{} server{}", ps.servers, ps.servers == 1 ? "" : "s");
+      return fmt::format("ps({}, {}, {}{})", ps_mode_name(ps.mode), servers, ps_placement_name(ps.placement),
+                         aggregation);
     }
     const std::string algo =
         allreduce.algorithm == Algorithm::kHierarchical
@@ -358,7 +364,7 @@ Scenario default_scenario() {
     "nodes": 16,
     "gpus_per_node": 4,
     "batch_per_gpu": 64,
-    "scheme": {"name": "ps", "mode": "sync", "servers": 16, "placement": "colocated", "local_aggregation": true},
+    "scheme": {"name": "ps", "mode": "sync", "servers": "per_node", "placement": "colocated", "local_aggregation": true},
     "sweep": {"gpus": [1, 2, 4, 8, 16, 32, 64]}
   })";
   return parse_scenario(parse_json_text(text, "<default scenario>"), "<default scenario>");

@@ -17,12 +17,29 @@ models::Model load_scenario_model(const Scenario& scenario) {
   return models::load_model(scenario.model, overrides, scenario.file, scenario.path_of("/model"));
 }
 
-int cluster_nodes_needed(const Scenario& scenario, int devices_per_node, int gpus) {
+namespace {
+
+int worker_nodes(const Scenario& scenario, int devices_per_node, int gpus) {
   const int per_node = std::max(1, std::min(scenario.gpus_per_node > 0 ? scenario.gpus_per_node : devices_per_node, gpus));
-  int nodes = (gpus + per_node - 1) / per_node;
+  return (gpus + per_node - 1) / per_node;
+}
+
+}  // namespace
+
+int cluster_nodes_needed(const Scenario& scenario, int devices_per_node, int gpus) {
+  const int nodes = worker_nodes(scenario, devices_per_node, gpus);
   if (scenario.scheme.data_parallel == SchemeKind::kPs && scenario.scheme.ps.placement == PsPlacement::kDedicated)
-    nodes += scenario.scheme.ps.servers;
+    return nodes + scenario.scheme.ps.count(nodes);
   return nodes;
+}
+
+int servers_at(const Scenario& scenario, int gpus) {
+  if (!scenario.scheme.has_servers()) return 0;
+  const PsScheme& ps = scenario.scheme.ps;
+  if (!ps.servers_per_node) return ps.servers;
+  const int devices_per_node =
+      scenario.gpus_per_node > 0 ? scenario.gpus_per_node : load_scenario_cluster_spec(scenario).node.devices_per_node;
+  return ps.count(worker_nodes(scenario, devices_per_node, gpus));
 }
 
 topology::ClusterSpec load_scenario_cluster_spec(const Scenario& scenario) {

@@ -15,17 +15,24 @@
 
 namespace scaletwin::exec {
 
-int servers_of(const plan::Scenario& scenario) {
-  return scenario.scheme.has_servers() ? scenario.scheme.ps.servers : 0;
+int servers_of(const plan::Scenario& scenario, int workers) {
+  return plan::servers_at(scenario, workers);
 }
 
 int workers_for_ranks(const plan::Scenario& scenario, int ranks) {
-  const int workers = ranks - servers_of(scenario);
+  if (scenario.scheme.has_servers() && scenario.scheme.ps.servers_per_node) {
+    for (int workers = ranks - 1; workers >= 1; --workers)
+      if (workers + servers_of(scenario, workers) == ranks) return workers;
+    throw InputError(scenario.file, "/scheme/servers",
+                     fmt::format("a server per worker node, and no number of workers whose nodes' servers make {} MPI "
+                                 "ranks in all (run scaletwin run --np GPUS, which adds them)", ranks));
+  }
+  const int servers = servers_of(scenario, 1);
+  const int workers = ranks - servers;
   if (workers < 1)
     throw InputError(scenario.file, "/scheme/servers",
                      fmt::format("fewer parameter servers than MPI ranks ({} ranks, {} servers: no worker left; run "
-                                 "mpirun -np GPUS+{} or scaletwin run --np GPUS)", ranks, servers_of(scenario),
-                                 servers_of(scenario)));
+                                 "mpirun -np GPUS+{} or scaletwin run --np GPUS)", ranks, servers, servers));
   return workers;
 }
 

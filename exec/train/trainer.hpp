@@ -92,9 +92,11 @@ struct TrainResult {
 };
 
 // Workers and server endpoints of a scenario on `ranks` MPI ranks: the GPU count is ranks minus the servers of
-// a parameter-server scheme. InputError when ranks leave no worker.
+// a parameter-server scheme (plan::servers_at: with "servers": "per_node", the count whose workers' nodes and
+// servers add up to ranks). InputError when ranks leave no worker.
 int workers_for_ranks(const plan::Scenario& scenario, int ranks);
-int servers_of(const plan::Scenario& scenario);
+// The server ranks beside `workers` worker ranks.
+int servers_of(const plan::Scenario& scenario, int workers);
 
 // Trains a prepared point (plan::prepare) on every rank of comm (collective): one rank per endpoint of its plan.
 // Exceptions propagate: wrap the call in run_or_abort.

@@ -95,6 +95,15 @@ TEST_CASE("trainer: 2 server shards with local aggregation, and the hierarchical
     const Json scheme = {{"name", "ps"}, {"servers", 2}, {"local_aggregation", true}};
     check_matches_one_rank(trainer_scenario(scheme, 1, 2, 8));
   }
+  SECTION("ps sync, a server per node: 2 nodes of 1 worker + their 2 servers") {
+    const Json scheme = {{"name", "ps"}, {"servers", "per_node"}};
+    const plan::Scenario s = trainer_scenario(scheme, 2, 1, 8);
+    CHECK(exec::workers_for_ranks(s, 4) == 2);
+    CHECK(exec::servers_of(s, 2) == 2);
+    CHECK_THROWS_AS(exec::workers_for_ranks(s, 3), InputError);  // 1 worker + 1 server, or 2 + 2: never 3
+    CHECK(exec::workers_for_ranks(trainer_scenario(scheme, 2, 2, 8), 3) == 2);  // 2 workers share a node
+    check_matches_one_rank(s);
+  }
   SECTION("hierarchical all-reduce, 2 nodes of 2 workers") {
     check_matches_one_rank(trainer_scenario(allreduce("hierarchical", {{"bucket_bytes", 40000}}), 2, 2, 4));
   }

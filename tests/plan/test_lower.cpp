@@ -180,6 +180,35 @@ TEST_CASE("synchronous parameter servers: push, server update, pull per bucket",
   CHECK(q.endpoints.back().node == 4);
 }
 
+TEST_CASE("a server per node: each point of a sweep gets one server per worker node", "[lower]") {
+  const auto servers_of = [](const IterationPlan& p) {
+    std::vector<int> nodes;
+    for (const Endpoint& e : p.endpoints)
+      if (e.kind == EndpointKind::kServer) nodes.push_back(e.node);
+    return nodes;
+  };
+  const Scenario s = scenario_with("resnet18_cifar", "aws-p2.8xlarge", 4,
+                                   R"({"name": "ps", "servers": "per_node", "local_aggregation": true})");
+  CHECK(servers_of(lower_for(s, 4)) == std::vector<int>{0});
+  CHECK(servers_of(lower_for(s, 16)) == std::vector<int>{0, 1});
+  const IterationPlan p = lower_for(s, 32);
+  check_structure(p);
+  CHECK(servers_of(p) == std::vector<int>{0, 1, 2, 3});
+  for (const auto& c : p.collectives)
+    if (c.purpose == CollectivePurpose::kPsPushPull) CHECK(c.participants.size() == 4 + 4);  // 4 leaders, 4 shards
+  CHECK(servers_at(s, 4) == 1);
+  CHECK(servers_at(s, 17) == 3);  // 8 GPUs per p2.8xlarge: 17 workers on 3 nodes
+  const Scenario fixed = scenario_with("resnet18_cifar", "aws-p2.8xlarge", 4, R"({"name": "ps", "servers": 3})");
+  CHECK(servers_at(fixed, 4) == 3);
+  CHECK(servers_at(scenario_with("resnet18_cifar", "aws-p2.8xlarge", 1, R"({"name": "allreduce"})"), 4) == 0);
+  // Dedicated: a server node per worker node.
+  const Scenario d = scenario_with("resnet18_cifar", "aws-p2.8xlarge", 4,
+                                   R"({"name": "ps", "servers": "per_node", "placement": "dedicated"})");
+  const IterationPlan q = lower_for(d, 16);
+  CHECK(q.nodes == 4);
+  CHECK(servers_of(q) == std::vector<int>{2, 3});
+}
+
 TEST_CASE("local aggregation reduces inside nodes, async and mixed_async push on demand", "[lower]") {
   const Scenario la = scenario_with("resnet18_cifar", "aws-p2.8xlarge", 2,
                                     R"({"name": "ps", "servers": 2, "local_aggregation": true})");
