@@ -152,7 +152,8 @@ models::Model load_scenario_model(const Scenario& scenario);
 // Nodes a plan for `gpus` GPUs occupies: the workers' nodes plus one node per dedicated parameter server.
 int cluster_nodes_needed(const Scenario& scenario, int devices_per_node, int gpus);
 // The parameter servers of the plan for `gpus` GPUs (0 without servers): the scheme's count, or with "servers":
-// "per_node" one per node its workers occupy (the nodes from the scenario's gpus_per_node, else its cluster's).
+// "per_node" one per node its workers occupy (the nodes from the scenario's gpus_per_node, else its cluster's),
+// with "per_gpu" one per worker.
 int servers_at(const Scenario& scenario, int gpus);
 // The cluster file a scenario names; errors name the scenario file and its "/cluster".
 topology::ClusterSpec load_scenario_cluster_spec(const Scenario& scenario);

@@ -36,7 +36,7 @@ void place_endpoints(Lowering& l, const topology::Cluster& cluster) {
       (s.scheme.kind == SchemeKind::kHybrid && s.scheme.data_parallel == SchemeKind::kAllReduce))
     return;
   const PsScheme& ps = s.scheme.ps;
-  const int servers = ps.count(l.worker_nodes);
+  const int servers = ps.count(l.worker_nodes, l.gpus);
   for (int k = 0; k < servers; ++k) {
     Endpoint e;
     e.kind = EndpointKind::kServer;

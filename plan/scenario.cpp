@@ -31,10 +31,15 @@ PsScheme parse_ps(const JsonObject& obj) {
   const std::string mode = obj.get_enum("mode", {"sync", "async", "mixed_async"}, std::string("sync"));
   ps.mode = mode == "sync" ? PsMode::kSync : mode == "async" ? PsMode::kAsync : PsMode::kMixedAsync;
   const Json* servers = obj.get_any("servers");
-  ps.servers_per_node = servers != nullptr && servers->is_string();
-  if (ps.servers_per_node && servers->get<std::string>() != "per_node")
-    obj.fail("servers", "a number of servers from 1 to 65536, or \"per_node\" (one server per worker node)");
-  if (!ps.servers_per_node) ps.servers = static_cast<int>(obj.get_int("servers", 1, 1, 1 << 16));
+  if (servers != nullptr && servers->is_string()) {
+    const std::string per = servers->get<std::string>();
+    if (per != "per_node" && per != "per_gpu")
+      obj.fail("servers", "a number of servers from 1 to 65536, \"per_node\" (one server per worker node) or "
+                          "\"per_gpu\" (one per worker GPU)");
+    ps.servers_per = per == "per_node" ? PsScheme::Per::kNode : PsScheme::Per::kGpu;
+  } else {
+    ps.servers = static_cast<int>(obj.get_int("servers", 1, 1, 1 << 16));
+  }
   const std::string placement =
       obj.get_enum("placement", {"host_cpu", "device", "colocated", "dedicated"}, std::string("colocated"));
   ps.placement = placement == "host_cpu"   ? PsPlacement::kHostCpu
@@ -263,7 +268,9 @@ Json Scheme::to_json() const {
     if (k == SchemeKind::kPs)
       return Json{{"name", "ps"},
                   {"mode", ps_mode_name(ps.mode)},
-                  {"servers", ps.servers_per_node ? Json("per_node") : Json(ps.servers)},
+                  {"servers", ps.servers_per == PsScheme::Per::kNode  ? Json("per_node")
+                              : ps.servers_per == PsScheme::Per::kGpu ? Json("per_gpu")
+                                                                      : Json(ps.servers)},
                   {"placement", ps_placement_name(ps.placement)},
                   {"local_aggregation", ps.local_aggregation}};
     Json j{{"name", "allreduce"},
@@ -290,8 +297,9 @@ std::string Scheme::describe() const {
         aggregation = ps.local_aggregation_by.empty()
                           ? ", local aggregation"
                           : fmt::format(", local aggregation ({}'s default)", ps.local_aggregation_by);
-      const std::string servers = ps.servers_per_node ? std::string("a server per node")
-                                                      : fmt::format("{} server{}", ps.servers, ps.servers == 1 ? "" : "s");
+      const std::string servers = ps.servers_per == PsScheme::Per::kNode  ? std::string("a server per node")
+                                  : ps.servers_per == PsScheme::Per::kGpu ? std::string("a server per GPU")
+                                  : fmt::format("{} server{}", ps.servers, ps.servers == 1 ? "" : "s");
       return fmt::format("ps({}, {}, {}{})", ps_mode_name(ps.mode), servers, ps_placement_name(ps.placement),
                          aggregation);
     }

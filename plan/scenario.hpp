@@ -24,17 +24,21 @@ const char* ps_placement_name(PsPlacement p);
 struct PsScheme {
   PsMode mode = PsMode::kSync;
   int servers = 1;
-  // "servers": "per_node": one server per worker node at every point of a sweep (as tf_cnn_benchmarks'
-  // distributed runs and MXNet's launcher start them); `servers` is then unused. count() resolves it.
-  bool servers_per_node = false;
+  // "servers": "per_node" or "per_gpu": one server per worker node (as tf_cnn_benchmarks' distributed runs and
+  // MXNet's launcher start them) or per worker GPU (tf_cnn_benchmarks' parameter servers on the GPUs) at every
+  // point of a sweep; `servers` is then unused. count() resolves it.
+  enum class Per { kFixed, kNode, kGpu };
+  Per servers_per = Per::kFixed;
   PsPlacement placement = PsPlacement::kColocated;
   bool local_aggregation = false;
   bool local_aggregation_stated = false;  // the scheme said "local_aggregation"; else the spec's default, false,
                                           // or the stack's (sim::apply_stack_defaults)
   std::string local_aggregation_by;       // the stack whose default made local_aggregation true ("mxnet"), or ""
 
-  // The number of servers of a point whose workers occupy `worker_nodes` nodes.
-  int count(int worker_nodes) const { return servers_per_node ? worker_nodes : servers; }
+  // The number of servers of a point of `gpus` workers on `worker_nodes` nodes.
+  int count(int worker_nodes, int gpus) const {
+    return servers_per == Per::kNode ? worker_nodes : servers_per == Per::kGpu ? gpus : servers;
+  }
 };
 
 struct AllReduceScheme {

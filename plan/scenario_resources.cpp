@@ -29,17 +29,17 @@ int worker_nodes(const Scenario& scenario, int devices_per_node, int gpus) {
 int cluster_nodes_needed(const Scenario& scenario, int devices_per_node, int gpus) {
   const int nodes = worker_nodes(scenario, devices_per_node, gpus);
   if (scenario.scheme.data_parallel == SchemeKind::kPs && scenario.scheme.ps.placement == PsPlacement::kDedicated)
-    return nodes + scenario.scheme.ps.count(nodes);
+    return nodes + scenario.scheme.ps.count(nodes, gpus);
   return nodes;
 }
 
 int servers_at(const Scenario& scenario, int gpus) {
   if (!scenario.scheme.has_servers()) return 0;
   const PsScheme& ps = scenario.scheme.ps;
-  if (!ps.servers_per_node) return ps.servers;
+  if (ps.servers_per == PsScheme::Per::kFixed) return ps.servers;
   const int devices_per_node =
       scenario.gpus_per_node > 0 ? scenario.gpus_per_node : load_scenario_cluster_spec(scenario).node.devices_per_node;
-  return ps.count(worker_nodes(scenario, devices_per_node, gpus));
+  return ps.count(worker_nodes(scenario, devices_per_node, gpus), gpus);
 }
 
 topology::ClusterSpec load_scenario_cluster_spec(const Scenario& scenario) {

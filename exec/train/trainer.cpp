@@ -20,12 +20,13 @@ int servers_of(const plan::Scenario& scenario, int workers) {
 }
 
 int workers_for_ranks(const plan::Scenario& scenario, int ranks) {
-  if (scenario.scheme.has_servers() && scenario.scheme.ps.servers_per_node) {
+  if (scenario.scheme.has_servers() && scenario.scheme.ps.servers_per != plan::PsScheme::Per::kFixed) {
     for (int workers = ranks - 1; workers >= 1; --workers)
       if (workers + servers_of(scenario, workers) == ranks) return workers;
     throw InputError(scenario.file, "/scheme/servers",
-                     fmt::format("a server per worker node, and no number of workers whose nodes' servers make {} MPI "
-                                 "ranks in all (run scaletwin run --np GPUS, which adds them)", ranks));
+                     fmt::format("a server per worker {}, and no number of workers that makes {} MPI ranks with "
+                                 "their servers (run scaletwin run --np GPUS, which adds them)",
+                                 scenario.scheme.ps.servers_per == plan::PsScheme::Per::kNode ? "node" : "GPU", ranks));
   }
   const int servers = servers_of(scenario, 1);
   const int workers = ranks - servers;

@@ -102,6 +102,9 @@ TEST_CASE("trainer: 2 server shards with local aggregation, and the hierarchical
     CHECK(exec::servers_of(s, 2) == 2);
     CHECK_THROWS_AS(exec::workers_for_ranks(s, 3), InputError);  // 1 worker + 1 server, or 2 + 2: never 3
     CHECK(exec::workers_for_ranks(trainer_scenario(scheme, 2, 2, 8), 3) == 2);  // 2 workers share a node
+    const Json per_gpu = {{"name", "ps"}, {"servers", "per_gpu"}, {"placement", "device"}};
+    CHECK(exec::workers_for_ranks(trainer_scenario(per_gpu, 1, 2, 8), 4) == 2);
+    CHECK_THROWS_AS(exec::workers_for_ranks(trainer_scenario(per_gpu, 1, 2, 8), 3), InputError);
     check_matches_one_rank(s);
   }
   SECTION("hierarchical all-reduce, 2 nodes of 2 workers") {

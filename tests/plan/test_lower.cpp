@@ -207,6 +207,16 @@ TEST_CASE("a server per node: each point of a sweep gets one server per worker n
   const IterationPlan q = lower_for(d, 16);
   CHECK(q.nodes == 4);
   CHECK(servers_of(q) == std::vector<int>{2, 3});
+  // A server on each worker GPU.
+  const Scenario g = scenario_with("resnet18_cifar", "aws-p2.8xlarge", 1, R"({"name": "ps", "servers": "per_gpu",
+                                                                             "placement": "device"})");
+  CHECK(servers_at(g, 3) == 3);
+  const IterationPlan r = lower_for(g, 3);
+  check_structure(r);
+  std::vector<int> devices;
+  for (const Endpoint& e : r.endpoints)
+    if (e.kind == EndpointKind::kServer) devices.push_back(e.device);
+  CHECK(devices == std::vector<int>{0, 1, 2});
 }
 
 TEST_CASE("local aggregation reduces inside nodes, async and mixed_async push on demand", "[lower]") {

@@ -44,16 +44,20 @@ TEST_CASE("ps options and their defaults", "[scenario]") {
   CHECK(s.scheme.ps.servers == 8);
   CHECK(s.scheme.ps.placement == PsPlacement::kDedicated);
   CHECK(s.scheme.ps.local_aggregation);
-  CHECK(s.scheme.ps.count(5) == 8);
+  CHECK(s.scheme.ps.count(5, 40) == 8);
   // One server per worker node, resolved at each point of a sweep.
   s = parse(R"({"model": "m", "cluster": "c", "scheme": {"name": "ps", "servers": "per_node"}})");
-  CHECK(s.scheme.ps.servers_per_node);
-  CHECK(s.scheme.ps.count(1) == 1);
-  CHECK(s.scheme.ps.count(5) == 5);
+  CHECK(s.scheme.ps.servers_per == PsScheme::Per::kNode);
+  CHECK(s.scheme.ps.count(1, 4) == 1);
+  CHECK(s.scheme.ps.count(5, 40) == 5);
   CHECK(s.scheme.to_json()["servers"] == "per_node");
   CHECK(s.scheme.describe() == "ps(sync, a server per node, colocated)");
   CHECK(parse_scenario(Json{{"model", "m"}, {"cluster", "c"}, {"scheme", s.scheme.to_json()}}, "r.json")
-            .scheme.ps.servers_per_node);  // written as read
+            .scheme.ps.servers_per == PsScheme::Per::kNode);  // written as read
+  s = parse(R"({"model": "m", "cluster": "c", "scheme": {"name": "ps", "servers": "per_gpu", "placement": "device"}})");
+  CHECK(s.scheme.ps.count(5, 40) == 40);
+  CHECK(s.scheme.to_json()["servers"] == "per_gpu");
+  CHECK(s.scheme.describe() == "ps(sync, a server per GPU, device)");
 }
 
 TEST_CASE("hybrid and hierarchical schemes, units in the bucket size", "[scenario]") {
@@ -105,8 +109,8 @@ TEST_CASE("bad scenarios: each error names the file, the path and what was expec
       {R"({"model": "m", "cluster": "c", "scheme": {"name": "allreduce", "algorithm": "hierarchical",
           "inter": "hierarchical"}})", "/scheme/inter", "double_binary_tree"},
       {R"({"model": "m", "cluster": "c", "scheme": {"name": "ps", "servers": 0}})", "/scheme/servers", "[1,"},
-      {R"({"model": "m", "cluster": "c", "scheme": {"name": "ps", "servers": "per_gpu"}})", "/scheme/servers",
-       "or \"per_node\" (one server per worker node)"},
+      {R"({"model": "m", "cluster": "c", "scheme": {"name": "ps", "servers": "per_rack"}})", "/scheme/servers",
+       "\"per_node\" (one server per worker node) or \"per_gpu\""},
       {R"({"model": "m", "cluster": "c", "scheme": {"name": "ps", "placement": "moon"}})", "/scheme/placement",
        "dedicated"},
       {R"({"model": "m", "cluster": "c", "scheme": {"name": "allreduce", "bucket_bytes": "lots"}})",
