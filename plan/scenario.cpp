@@ -31,6 +31,7 @@ PsScheme parse_ps(const JsonObject& obj) {
   const std::string mode = obj.get_enum("mode", {"sync", "async", "mixed_async"}, std::string("sync"));
   ps.mode = mode == "sync" ? PsMode::kSync : mode == "async" ? PsMode::kAsync : PsMode::kMixedAsync;
   const Json* servers = obj.get_any("servers");
+  ps.servers_stated = servers != nullptr;
   if (servers != nullptr && servers->is_string()) {
     const std::string per = servers->get<std::string>();
     if (per != "per_node" && per != "per_gpu")
@@ -297,9 +298,10 @@ std::string Scheme::describe() const {
         aggregation = ps.local_aggregation_by.empty()
                           ? ", local aggregation"
                           : fmt::format(", local aggregation ({}'s default)", ps.local_aggregation_by);
-      const std::string servers = ps.servers_per == PsScheme::Per::kNode  ? std::string("a server per node")
-                                  : ps.servers_per == PsScheme::Per::kGpu ? std::string("a server per GPU")
-                                  : fmt::format("{} server{}", ps.servers, ps.servers == 1 ? "" : "s");
+      std::string servers = ps.servers_per == PsScheme::Per::kNode  ? std::string("a server per node")
+                            : ps.servers_per == PsScheme::Per::kGpu ? std::string("a server per GPU")
+                                : fmt::format("{} server{}", ps.servers, ps.servers == 1 ? "" : "s");
+      if (!ps.servers_by.empty()) servers += fmt::format(" ({}'s default)", ps.servers_by);
       return fmt::format("ps({}, {}, {}{})", ps_mode_name(ps.mode), servers, ps_placement_name(ps.placement),
                          aggregation);
     }

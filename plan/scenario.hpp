@@ -29,6 +29,8 @@ struct PsScheme {
   // point of a sweep; `servers` is then unused. count() resolves it.
   enum class Per { kFixed, kNode, kGpu };
   Per servers_per = Per::kFixed;
+  bool servers_stated = false;  // the scheme said "servers"; else the spec's default, 1, or the stack's
+  std::string servers_by;       // the stack whose default made it a server per node ("mxnet"), or ""
   PsPlacement placement = PsPlacement::kColocated;
   bool local_aggregation = false;
   bool local_aggregation_stated = false;  // the scheme said "local_aggregation"; else the spec's default, false,

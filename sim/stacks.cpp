@@ -72,6 +72,9 @@ StackDescription parse_stack_description(const Json& json, const std::string& fi
   d.link_factors = sourced_bool(root, "link_factors", "why the stack's runs do or do not fit link factors");
   d.ps_local_aggregation = sourced_bool(
       root, "ps_local_aggregation", "why the framework does or does not sum a node's gradients before they leave it");
+  if (root.has("ps_servers_per_node"))
+    d.ps_servers_per_node = sourced_bool(root, "ps_servers_per_node",
+                                         "why the framework's launcher does or does not start a server per worker node");
   const JsonObject params = root.get_object("parameters");
   for (const std::string& key : stack_parameter_keys()) {
     if (!params.has(key)) params.fail(key, "the stack's " + key + " (a value, or null for none)");
@@ -143,14 +146,21 @@ const StackDescription& find_stack(const std::string& name, const std::string& f
 
 bool apply_stack_defaults(plan::Scenario& scenario) {
   plan::PsScheme& ps = scenario.scheme.ps;
-  if (scenario.framework.empty() || !scenario.scheme.has_servers() || ps.local_aggregation_stated ||
-      ps.local_aggregation)
-    return false;
+  if (scenario.framework.empty() || !scenario.scheme.has_servers()) return false;
   if (ps.placement != plan::PsPlacement::kColocated && ps.placement != plan::PsPlacement::kDedicated) return false;
-  if (!find_stack(scenario.framework, scenario.file, scenario.path_of("/framework")).ps_local_aggregation) return false;
-  ps.local_aggregation = true;
-  ps.local_aggregation_by = scenario.framework;
-  return true;
+  const StackDescription& stack = find_stack(scenario.framework, scenario.file, scenario.path_of("/framework"));
+  bool changed = false;
+  if (!ps.local_aggregation_stated && !ps.local_aggregation && stack.ps_local_aggregation) {
+    ps.local_aggregation = true;
+    ps.local_aggregation_by = scenario.framework;
+    changed = true;
+  }
+  if (!ps.servers_stated && ps.servers_per != plan::PsScheme::Per::kNode && stack.ps_servers_per_node) {
+    ps.servers_per = plan::PsScheme::Per::kNode;
+    ps.servers_by = scenario.framework;
+    changed = true;
+  }
+  return changed;
 }
 
 std::string run_stack(const plan::Scenario& scenario, const topology::Cluster& cluster) {

@@ -74,6 +74,12 @@ TEST_CASE("a stack file without a source or with a fitted parameter lacking a st
   Json no_aggregation = stack;  // so is whether the framework sums a node's gradients before they leave it
   no_aggregation.erase("ps_local_aggregation");
   CHECK_THROWS_WITH(sim::parse_stack_description(no_aggregation, "x.json"), Catch::Contains("/ps_local_aggregation"));
+  CHECK_FALSE(sim::parse_stack_description(stack, "x.json").ps_servers_per_node);  // optional: false when absent
+  Json per_node = stack;
+  per_node["ps_servers_per_node"] = {{"value", true}};  // present, it needs its reason too
+  CHECK_THROWS_WITH(sim::parse_stack_description(per_node, "x.json"), Catch::Contains("/ps_servers_per_node/source"));
+  per_node["ps_servers_per_node"]["source"] = "s";
+  CHECK(sim::parse_stack_description(per_node, "x.json").ps_servers_per_node);
   Json no_source = stack;
   no_source["parameters"]["network_Bps"].erase("source");
   CHECK_THROWS_WITH(sim::parse_stack_description(no_source, "x.json"), Catch::Contains("/parameters/network_Bps"));
@@ -130,6 +136,22 @@ TEST_CASE("a parameter server over the network sums a node's gradients where the
   CHECK(mx.scheme.describe() == "ps(sync, 2 servers, colocated, local aggregation (mxnet's default))");
   CHECK(mx.scheme.to_json().at("local_aggregation") == true);
   CHECK_FALSE(sim::apply_stack_defaults(mx));  // applied once
+  // MXNet's launcher starts a server per worker node where the scheme does not say how many.
+  CHECK(sim::find_stack("mxnet").ps_servers_per_node);
+  for (const char* name : {"tensorflow", "mpi", "nccl"}) CHECK_FALSE(sim::find_stack(name).ps_servers_per_node);
+  CHECK(mx.scheme.ps.servers_per == plan::PsScheme::Per::kFixed);  // it said 2
+  Json unstated = colocated;
+  unstated.erase("servers");
+  plan::Scenario mx_launcher = scenario_on("aws-p2.16xlarge", unstated, "mxnet");
+  CHECK(sim::apply_stack_defaults(mx_launcher));
+  CHECK(mx_launcher.scheme.ps.servers_per == plan::PsScheme::Per::kNode);
+  CHECK(mx_launcher.scheme.describe() ==
+        "ps(sync, a server per node (mxnet's default), colocated, local aggregation (mxnet's default))");
+  CHECK(plan::servers_at(mx_launcher, 32) == 2);  // 16 GPUs per p2.16xlarge
+  CHECK_FALSE(sim::apply_stack_defaults(mx_launcher));
+  plan::Scenario tf_unstated = scenario_on("aws-p2.16xlarge", unstated, "tensorflow");
+  CHECK_FALSE(sim::apply_stack_defaults(tf_unstated));
+  CHECK(plan::servers_at(tf_unstated, 32) == 1);  // the spec's default
   Json dedicated = colocated;
   dedicated["placement"] = "dedicated";
   plan::Scenario mx_dedicated = scenario_on("aws-p2.16xlarge", dedicated, "mxnet");
