@@ -5,6 +5,7 @@
 //   scaletwin describe --cluster NAME_OR_FILE [--nodes N]   devices, links, bandwidths, routes
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -36,8 +37,12 @@ Json describe_scenario_json(const plan::Scenario& s) {
     const plan::Point point = plan::prepare(s, gpus);
     const plan::IterationPlan& p = point.plan;
     const size_t items = p.total_items();
+    const auto servers = std::count_if(p.endpoints.begin(), p.endpoints.end(), [](const plan::Endpoint& e) {
+      return e.kind == plan::EndpointKind::kServer;
+    });
     points.push_back({{"gpus", gpus},
                       {"nodes", p.nodes},
+                      {"servers", servers},
                       {"endpoints", p.endpoints.size()},
                       {"items", items},
                       {"collectives", p.collectives.size()},
@@ -69,11 +74,12 @@ std::string format_scenario(const Json& j) {
                      j["gpus_per_node"].get<int>() > 0 ? fmt::format(", {} GPUs per node", j["gpus_per_node"].get<int>())
                                                        : std::string(),
                      j["batch_per_gpu"].get<int64_t>(), j["scheme"].dump(), j["stack"].get<std::string>());
-  out += fmt::format("{:>6} {:>6} {:>10} {:>8} {:>12} {:>10} {:>12}  {}\n", "gpus", "nodes", "endpoints", "items",
-                     "collectives", "schedules", "global batch", "plan hash");
+  out += fmt::format("{:>6} {:>6} {:>8} {:>10} {:>8} {:>12} {:>10} {:>12}  {}\n", "gpus", "nodes", "servers",
+                     "endpoints", "items", "collectives", "schedules", "global batch", "plan hash");
   for (const auto& p : j["sweep"])
-    out += fmt::format("{:>6} {:>6} {:>10} {:>8} {:>12} {:>10} {:>12}  {}\n", p["gpus"].get<int>(),
-                       p["nodes"].get<int>(), p["endpoints"].get<size_t>(), p["items"].get<size_t>(),
+    out += fmt::format("{:>6} {:>6} {:>8} {:>10} {:>8} {:>12} {:>10} {:>12}  {}\n", p["gpus"].get<int>(),
+                       p["nodes"].get<int>(), p["servers"].get<int>(), p["endpoints"].get<size_t>(),
+                       p["items"].get<size_t>(),
                        p["collectives"].get<size_t>(), p["schedules"].get<size_t>(), p["global_batch"].get<int64_t>(),
                        p["plan_hash"].get<std::string>());
   return out;

@@ -282,6 +282,33 @@ TEST_CASE("describe names the software stack a scenario runs on", "[cli]") {
   fs::remove_all(dir);
 }
 
+// A scheme silent on its servers: the spec's one under TensorFlow, one per worker node under MXNet (its launcher's
+// default); describe gives each point's count.
+TEST_CASE("describe gives the servers of every point: MXNet's default is one per worker node", "[cli]") {
+  const fs::path dir = scratch();
+  const std::string scheme = R"("scheme": {"name": "ps"}, "nodes": 2, "sweep": {"gpus": [8, 16]})";
+  const std::string tf = write(dir / "tf.json", R"({"model": "lenet5", "cluster": "aws-p2.8xlarge", )" + scheme + "}");
+  const std::string mx = write(dir / "mx.json", R"({"model": "lenet5", "cluster": "aws-p2.8xlarge",
+      "framework": "mxnet", )" + scheme + "}");
+  const auto servers = [](const Result& r) {
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    std::vector<int> out;
+    for (const auto& p : j.at("sweep")) out.push_back(p.at("servers").get<int>());
+    return out;
+  };
+  CHECK(servers(run("describe " + tf + " --json -")) == std::vector<int>{1, 1});
+  CHECK(servers(run("describe " + mx + " --json -")) == std::vector<int>{1, 2});
+  const Result text = run("describe " + mx);
+  CHECK(text.out.find("servers  endpoints") != std::string::npos);
+  const auto p = run("predict " + mx + " --fidelity fast --json - -q");
+  REQUIRE(p.code == 0);
+  CHECK(nlohmann::json::parse(p.out).at("scheme") ==
+        "ps(sync, a server per node (mxnet's default), colocated, local aggregation (mxnet's default))");
+  fs::remove_all(dir);
+}
+
 TEST_CASE("the scaletwin binary needs no CUDA library: the CUDA backend is a module loaded on demand", "[cli]") {
   const auto r = scaletwin::test::run_scaletwin("", "readelf -d ");  // readelf -d BINARY
   INFO(r.out.substr(0, 3000));
