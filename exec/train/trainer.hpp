@@ -92,8 +92,8 @@ struct TrainResult {
 };
 
 // Workers and server endpoints of a scenario on `ranks` MPI ranks: the GPU count is ranks minus the servers of
-// a parameter-server scheme (plan::servers_at: with "servers": "per_node", the count whose workers' nodes and
-// servers add up to ranks). InputError when ranks leave no worker.
+// a parameter-server scheme (plan::servers_at: with "servers": "per_node" or "per_gpu", the worker count that
+// adds up to ranks with its servers). InputError when ranks leave no worker.
 int workers_for_ranks(const plan::Scenario& scenario, int ranks);
 // The server ranks beside `workers` worker ranks.
 int servers_of(const plan::Scenario& scenario, int workers);
