@@ -69,6 +69,16 @@ void add_stack_parameters(const Exercised& what, const ParameterChoice& choice, 
   }
 }
 
+// The upper bound of a device's parallel_half_elements: 2.6x10^5 outputs on a K80 (its 26,624 resident threads,
+// one to ten outputs each), scaled for a wider GPU by its FP32 peak against the K80's 4.37 TFLOP/s, which stands
+// for its resident threads (an H100's 67 TFLOP/s is 15x a K80's, its 270,336 threads 10x). Host CPUs keep it.
+double parallel_half_most(const Exercised& what, const std::string& device) {
+  constexpr double kK80Most = 2.6e5;
+  constexpr double kK80PeakFlops = 4.37e12;
+  const auto peak = what.gpu_peak_flops.find(device);
+  return peak == what.gpu_peak_flops.end() ? kK80Most : kK80Most * std::max(1.0, peak->second / kK80PeakFlops);
+}
+
 }  // namespace
 
 bool parameter_named(const std::string& parameter, const std::vector<std::string>& names) {
@@ -84,8 +94,8 @@ std::vector<Parameter> choose_parameters(const Exercised& what, const ParameterC
     // a direct or GEMM convolution reaches at most the peak; Winograd's F(2x2, 3x3) does 2.25x fewer
     // multiplications than the direct count, in GEMMs no faster than the direct one's (a gain of 1 to 2.25 over
     // conv); memory traffic moves at most at the memory's bandwidth; a GPU is half full at between 10^3 and
-    // 2.6x10^5 independent outputs (a K80 holds 26,624 resident threads, each computing a tile of one to ten
-    // outputs).
+    // 2.6x10^5 independent outputs on a K80 (26,624 resident threads, each computing a tile of one to ten
+    // outputs), and a wider GPU holds proportionally more (parallel_half_most).
     out.push_back(device_parameter(d, "conv", 0.01, what.winograd_devices.count(d) != 0 ? 1.0 : 4.0,
                                    &DeviceEfficiency::conv));
     out.push_back(device_parameter(d, "conv_knee_flops_per_byte", 0.1, 1e4, &DeviceEfficiency::conv_knee_flops_per_byte));
@@ -111,7 +121,8 @@ std::vector<Parameter> choose_parameters(const Exercised& what, const ParameterC
     }
     const auto batches = what.device_batches.find(d);
     if (batches != what.device_batches.end() && batches->second.size() >= 2) {
-      out.push_back(device_parameter(d, "parallel_half_elements", 1e3, 2.6e5, &DeviceEfficiency::parallel_half_elements));
+      out.push_back(device_parameter(d, "parallel_half_elements", 1e3, parallel_half_most(what, d),
+                                     &DeviceEfficiency::parallel_half_elements));
       out.back().start_if_unset = 1e4;
       // A GEMM tile's fixed work against its loop over the reduction: half the efficiency at a reduction of 4 to
       // 1,024 multiply-adds per output (the K80's, derived from its SGEMM tile, is 16: sim/calibration.cpp).

@@ -65,6 +65,7 @@ struct Exercised {
   std::set<std::string> synchronous_devices;
   std::set<std::string> measured_jitter_devices;
   std::map<std::string, std::set<int64_t>> device_batches;    // batch sizes per device
+  std::map<std::string, double> gpu_peak_flops;               // GPU device types: their FP32 peak (their width)
 };
 
 struct ParameterChoice {

@@ -111,6 +111,8 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
       k.stack = sim::run_stack(k.scenario, cluster);
       exercised_.device_models.insert({cluster.spec().node.device.name, model.name});
       exercised_.device_batches[cluster.spec().node.device.name].insert(r.batch_per_gpu);
+      if (cluster.spec().node.device_prefix == "gpu")
+        exercised_.gpu_peak_flops[cluster.spec().node.device.name] = cluster.spec().node.device.peak_flops;
       note_exercised(plan, cluster, k.stack, exercised_);
       it = index.emplace(key, configs_.size()).first;
       configs_.push_back(std::move(k));

@@ -284,6 +284,19 @@ TEST_CASE("the device's per-op cost is fitted beside a framework's dispatch and 
   CHECK(names.count("stacks/mxnet/op_overhead_s") == 0);       // stacks/mxnet.json: fixed, one with the device's cost
 }
 
+TEST_CASE("the bound on the work that half fills a GPU grows with the GPU's width", "[unit]") {
+  Exercised what;
+  what.devices = {kK80, "H100", "core"};
+  for (const std::string& d : what.devices) what.device_batches[d] = {16, 64};
+  what.gpu_peak_flops = {{kK80, 4.37e12}, {"H100", 66.9e12}};  // "core": a host CPU, no entry
+  std::map<std::string, double> most;
+  for (const Parameter& p : choose_parameters(what, ParameterChoice{}))
+    if (p.name.ends_with("/parallel_half_elements")) most[p.name] = p.upper;
+  CHECK(most.at("devices/" + kK80 + "/parallel_half_elements") == Approx(2.6e5));
+  CHECK(most.at("devices/H100/parallel_half_elements") == Approx(2.6e5 * 66.9 / 4.37));
+  CHECK(most.at("devices/core/parallel_half_elements") == Approx(2.6e5));
+}
+
 TEST_CASE("a framework's multi-GPU runs fit no link factor and --fit names a stack's fixed cost", "[unit]") {
   // MXNet's kvstore on 4 GPUs of one p2.8xlarge: its gradients cross PCIe, but what the kvstore costs beyond the
   // wire is its stack's (stacks/mxnet.json), so no factor on PCIe; the same runs under mpi fit one.
