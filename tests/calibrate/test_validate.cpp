@@ -312,6 +312,22 @@ TEST_CASE("validate predicts a run on several p2.xlarge at both ends of the assu
   CHECK(v.rows[2].range_high_images_per_sec == 0.0);  // the what-if states its rate without a range
 }
 
+TEST_CASE("a measured run with a server per node is predicted as the run that states their number", "[unit]") {
+  const auto run = [](const std::string& id, const Json& servers, const std::string& placement) {
+    return Json{{"id", id}, {"cluster", "aws-p2.8xlarge"}, {"nodes", 2}, {"gpus_per_node", 8},
+                {"model", "resnet50_v1"}, {"batch_per_gpu", 64}, {"framework", "tensorflow"}, {"images_per_sec", 700.0},
+                {"scheme", {{"name", "ps"}, {"placement", placement}, {"servers", servers}}}};
+  };
+  const Json doc = {{"format", "scaletwin-measurements/1"},
+                    {"runs", {run("per-node", "per_node", "colocated"), run("two", 2, "colocated"),
+                              run("per-gpu", "per_gpu", "device"), run("sixteen", 16, "device")}}};
+  const Validation v = validate_runs(parse_measurements(doc, "m.json"), scaletwin::sim::default_calibration(), 2);
+  REQUIRE(v.rows.size() == 4);
+  CHECK(v.rows[0].predicted_images_per_sec == Approx(v.rows[1].predicted_images_per_sec).epsilon(1e-12));
+  CHECK(v.rows[2].predicted_images_per_sec == Approx(v.rows[3].predicted_images_per_sec).epsilon(1e-12));
+  CHECK(v.rows[0].predicted_images_per_sec != Approx(v.rows[2].predicted_images_per_sec).epsilon(1e-3));
+}
+
 TEST_CASE("validate measures each stack's dispatch and covers a run beyond its support without it", "[unit]") {
   // TensorFlow's ResNet-50 (v1) on one K80 at batch 8 and 64 under the shipped calibration, whose dispatch support
   // is that of the reference runs (batch 32 and 64): batch 8 leans on the dispatch further.
