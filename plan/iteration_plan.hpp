@@ -151,10 +151,14 @@ std::vector<std::vector<int>> item_ranks(const IterationPlan& plan);
 models::Model load_scenario_model(const Scenario& scenario);
 // Nodes a plan for `gpus` GPUs occupies: the workers' nodes plus one node per dedicated parameter server.
 int cluster_nodes_needed(const Scenario& scenario, int devices_per_node, int gpus);
+// The nodes the workers of a plan for `gpus` GPUs occupy: the scenario's gpus_per_node on each, else the cluster's
+// `devices_per_node`.
+int worker_nodes(const Scenario& scenario, int devices_per_node, int gpus);
 // The parameter servers of the plan for `gpus` GPUs (0 without servers): the scheme's count, or with "servers":
 // "per_node" one per node its workers occupy (the nodes from the scenario's gpus_per_node, else its cluster's),
-// with "per_gpu" one per worker.
+// with "per_gpu" one per worker. The second form takes the cluster's devices per node, known (loaded once).
 int servers_at(const Scenario& scenario, int gpus);
+int servers_at(const Scenario& scenario, int devices_per_node, int gpus);
 // The cluster file a scenario names; errors name the scenario file and its "/cluster".
 topology::ClusterSpec load_scenario_cluster_spec(const Scenario& scenario);
 // The cluster of a scenario instantiated with cluster_nodes_needed() nodes.

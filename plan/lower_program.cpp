@@ -196,7 +196,7 @@ IterationPlan lower(const Scenario& scenario, const models::Model& model, const 
   Lowering l(scenario, model, builder);
   l.gpus = gpus;
   l.gpus_per_node = std::min(per_node, gpus);
-  l.worker_nodes = (gpus + l.gpus_per_node - 1) / l.gpus_per_node;
+  l.worker_nodes = worker_nodes(scenario, cluster.devices_per_node(), gpus);
   if (l.worker_nodes > cluster.nodes())
     throw InputError(scenario.file, scenario.path_of("/nodes"),
                      fmt::format("at most {} nodes for this cluster", cluster.nodes()));

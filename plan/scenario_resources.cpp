@@ -17,14 +17,10 @@ models::Model load_scenario_model(const Scenario& scenario) {
   return models::load_model(scenario.model, overrides, scenario.file, scenario.path_of("/model"));
 }
 
-namespace {
-
 int worker_nodes(const Scenario& scenario, int devices_per_node, int gpus) {
   const int per_node = std::max(1, std::min(scenario.gpus_per_node > 0 ? scenario.gpus_per_node : devices_per_node, gpus));
   return (gpus + per_node - 1) / per_node;
 }
-
-}  // namespace
 
 int cluster_nodes_needed(const Scenario& scenario, int devices_per_node, int gpus) {
   const int nodes = worker_nodes(scenario, devices_per_node, gpus);
@@ -33,13 +29,18 @@ int cluster_nodes_needed(const Scenario& scenario, int devices_per_node, int gpu
   return nodes;
 }
 
-int servers_at(const Scenario& scenario, int gpus) {
+int servers_at(const Scenario& scenario, int devices_per_node, int gpus) {
   if (!scenario.scheme.has_servers()) return 0;
-  const PsScheme& ps = scenario.scheme.ps;
-  if (ps.servers_per == PsScheme::Per::kFixed) return ps.servers;
-  const int devices_per_node =
-      scenario.gpus_per_node > 0 ? scenario.gpus_per_node : load_scenario_cluster_spec(scenario).node.devices_per_node;
-  return ps.count(worker_nodes(scenario, devices_per_node, gpus), gpus);
+  return scenario.scheme.ps.count(worker_nodes(scenario, devices_per_node, gpus), gpus);
+}
+
+int servers_at(const Scenario& scenario, int gpus) {
+  const bool per_point = scenario.scheme.has_servers() && scenario.scheme.ps.servers_per != PsScheme::Per::kFixed;
+  // The cluster's devices per node matter only where the count follows the point's nodes.
+  const int devices_per_node = per_point && scenario.gpus_per_node <= 0
+                                   ? load_scenario_cluster_spec(scenario).node.devices_per_node
+                                   : scenario.gpus_per_node;
+  return servers_at(scenario, devices_per_node, gpus);
 }
 
 topology::ClusterSpec load_scenario_cluster_spec(const Scenario& scenario) {

@@ -21,8 +21,9 @@ int servers_of(const plan::Scenario& scenario, int workers) {
 
 int workers_for_ranks(const plan::Scenario& scenario, int ranks) {
   if (scenario.scheme.has_servers() && scenario.scheme.ps.servers_per != plan::PsScheme::Per::kFixed) {
+    const int devices_per_node = plan::load_scenario_cluster_spec(scenario).node.devices_per_node;
     for (int workers = ranks - 1; workers >= 1; --workers)
-      if (workers + servers_of(scenario, workers) == ranks) return workers;
+      if (workers + plan::servers_at(scenario, devices_per_node, workers) == ranks) return workers;
     throw InputError(scenario.file, "/scheme/servers",
                      fmt::format("a server per worker {}, and no number of workers that makes {} MPI ranks with "
                                  "their servers (run scaletwin run --np GPUS, which adds them)",
