@@ -319,11 +319,30 @@ std::string run_field(const MeasuredRun& run, const std::string& field) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
-std::function<bool(const MeasuredRun&)> parse_run_filter(const std::string& expr, const std::string& option) {
-  static const std::regex form(R"(^\s*([A-Za-z_]+)\s*(==|!=|>=|<=|>|<|=)\s*(\S.*?)\s*$)");
+namespace {
+
+using RunFilter = std::function<bool(const MeasuredRun&)>;
+
+// The parts of `expr` between the separators `sep` ("||" or "&&"), each trimmed.
+std::vector<std::string> split_on(const std::string& expr, const std::string& sep) {
+  std::vector<std::string> parts;
+  std::size_t from = 0;
+  for (std::size_t at = expr.find(sep); at != std::string::npos; at = expr.find(sep, from)) {
+    parts.push_back(expr.substr(from, at - from));
+    from = at + sep.size();
+  }
+  parts.push_back(expr.substr(from));
+  return parts;
+}
+
+RunFilter parse_comparison(const std::string& term, const std::string& expr, const std::string& option) {
+  static const std::regex form(R"(^\s*([A-Za-z_]+)\s*(==|!=|>=|<=|>|<|=)\s*([^\s|&](?:[^|&]*[^\s|&])?)\s*$)");
   std::smatch m;
-  if (!std::regex_match(expr, m, form))
-    throw InputError("", option, fmt::format("FIELD OP VALUE, e.g. 'nodes>1' or 'model==vgg16' (got \"{}\")", expr));
+  if (!std::regex_match(term, m, form))
+    throw InputError("", option,
+                     fmt::format("FIELD OP VALUE, e.g. 'nodes>1' or 'model==vgg16', or such terms joined by && and "
+                                 "|| (&& first), e.g. 'model!=vgg16 || gpus<=1' (got \"{}\")",
+                                 expr));
   const std::string field = m[1], op = m[2], value = m[3];
   return [field, op, value](const MeasuredRun& run) {
     const int cmp = compare_numbers_or_text(run_field(run, field), value);
@@ -333,6 +352,22 @@ std::function<bool(const MeasuredRun&)> parse_run_filter(const std::string& expr
     if (op == "<=") return cmp <= 0;
     if (op == ">") return cmp > 0;
     return cmp < 0;
+  };
+}
+
+}  // namespace
+
+std::function<bool(const MeasuredRun&)> parse_run_filter(const std::string& expr, const std::string& option) {
+  std::vector<std::vector<RunFilter>> any_of;  // || of && terms
+  for (const std::string& conjunction : split_on(expr, "||")) {
+    any_of.emplace_back();
+    for (const std::string& term : split_on(conjunction, "&&"))
+      any_of.back().push_back(parse_comparison(term, expr, option));
+  }
+  return [any_of](const MeasuredRun& run) {
+    return std::any_of(any_of.begin(), any_of.end(), [&](const std::vector<RunFilter>& all_of) {
+      return std::all_of(all_of.begin(), all_of.end(), [&](const RunFilter& f) { return f(run); });
+    });
   };
 }
 

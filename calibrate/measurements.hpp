@@ -103,7 +103,9 @@ report::RunRecord run_record(const MeasuredRun& run);
 std::string run_field(const MeasuredRun& run, const std::string& field);
 
 // A run filter "FIELD OP VALUE" with OP one of == != >= <= > < (numbers compare as numbers, else as text), for
-// hold-out sets: 'nodes>1', 'gpus>8', 'model==vgg16', 'data==real'. InputError naming `option` when malformed.
+// hold-out sets: 'nodes>1', 'gpus>8', 'model==vgg16', 'data==real'; terms join with && and || (&& binds first, no
+// parentheses): 'model!=vgg16 || gpus<=1' selects every run but VGG16's on more than one GPU. InputError naming
+// `option` when malformed.
 std::function<bool(const MeasuredRun&)> parse_run_filter(const std::string& expr, const std::string& option);
 
 }  // namespace scaletwin::calibrate

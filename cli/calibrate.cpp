@@ -181,7 +181,9 @@ void add_calibrate_command(CLI::App& root, Action& action) {
                   "nccl-tests output (text or JSON) or bench_allreduce output setting one link class (repeatable)");
   sub->add_option("--bench-cluster", args->bench_cluster, "cluster the benchmarks ran on (default: the first run's)");
   sub->add_option("--bench-algorithm", args->bench_algorithm, "algorithm rows of bench_allreduce to use (default ring)");
-  sub->add_option("--holdout", args->holdout, "leave out runs matching 'FIELD OP VALUE' (e.g. 'nodes>1') and report their error");
+  sub->add_option("--holdout", args->holdout,
+                  "leave out runs matching 'FIELD OP VALUE' (e.g. 'nodes>1'; terms join with && and ||) and report "
+                  "their error");
   sub->add_option("--outer", args->outer, "linearise-and-fit rounds (default 3)");
   sub->add_option("--jobs", args->jobs, "simulations at a time (default 2)");
   sub->add_flag("--no-validate", args->no_validate, "skip the message-level validation of the fitted runs");

@@ -1,11 +1,14 @@
 // scaletwin validate: predicts every measured run with a calibration and reports the error of each and the MAPE.
 //
 //   scaletwin validate --calibration FILE|shipped:NAME|none --measurements FILE [--measurements FILE ...]
-//                      [--cv 'FIELD OP VALUE'] [--by FIELD,...] [--json FILE] [--jobs N] [--report DIR] [--quiet]
+//                      [--cv 'FIELD OP VALUE [&&|| ...]' [--model-factors]] [--by FIELD,...] [--json FILE]
+//                      [--jobs N] [--report DIR] [--quiet]
 //   scaletwin validate --convergence FILE --measurements FILE [--measurements FILE ...] [--json FILE]
 //
 // --cv 'nodes<=2' calibrates on the runs the filter selects (starting from --calibration, default the built-in
-// defaults) and validates the others: calibrate small, predict large; 'model!=vgg16' leaves one model out.
+// defaults) and validates the others: calibrate small, predict large; 'model!=vgg16' leaves one model out;
+// 'model!=vgg16 || gpus<=1' keeps its one-GPU runs in the fit (with --model-factors they set its own factor) and
+// predicts its multi-GPU runs.
 // --by framework,model adds a line per group of runs that share those fields' values (calibrate/measurements.hpp:
 // run_field): their count, MAPE, largest |error| and how many lie inside their interval (JSON "groups").
 //
@@ -48,6 +51,7 @@ struct ValidateArgs {
   std::string cv;
   std::vector<std::string> fixed;
   std::vector<std::string> fit;
+  bool model_factors = false;
   int jobs = 2;
   bool quiet = false;
   std::string convergence;
@@ -98,6 +102,7 @@ sim::Calibration fit_for_cv(const ValidateArgs& a, std::vector<calibrate::Measur
   options.validate = false;
   options.fixed = a.fixed;
   options.fit = a.fit;
+  options.model_factors = a.model_factors;
   sim::Calibration c = start;
   calibrate::apply_measured_jitter(train, c);
   Progress progress("validate --cv: fit", 0, progress_style_for_stderr(a.quiet));
@@ -129,6 +134,9 @@ int run_validate(const ValidateArgs& a) {
   if (!a.convergence.empty() && !a.by.empty())
     throw InputError("", "--by", "groups of throughput runs, not with --convergence (its table is per run)");
   if (!a.convergence.empty()) return run_convergence_check(a);
+  if (a.cv.empty() && (a.model_factors || !a.fixed.empty() || !a.fit.empty()))
+    throw InputError("", a.model_factors ? "--model-factors" : !a.fixed.empty() ? "--fix" : "--fit",
+                     "--cv as well: it shapes the fit that --cv runs (without --cv nothing is fitted)");
   auto runs = calibrate::load_measurements(a.measurements);
   print_notes("validate", calibrate::reading_notes(runs));
   if (a.calibration.empty() && a.cv.empty()) throw InputError("", "--calibration", "a calibration file (or --cv)");
@@ -168,10 +176,14 @@ void add_validate_command(CLI::App& root, Action& action) {
   sub->add_option("--calibration", args->calibration,
                   "calibration file, shipped:NAME or none (with --cv: where the fit starts; default none)");
   sub->add_option("--cv", args->cv,
-                  "fit on the runs matching 'FIELD OP VALUE' (e.g. 'nodes<=2', 'model!=vgg16') and validate the others");
+                  "fit on the runs matching 'FIELD OP VALUE' (e.g. 'nodes<=2', 'model!=vgg16'; terms join with && "
+                  "and ||: 'model!=vgg16 || gpus<=1') and validate the others");
   sub->add_option("--measurements", args->measurements, "measurements file (repeatable)")->required();
   sub->add_option("--fix", args->fixed, "with --cv: keep this parameter at its start value (as calibrate --fix)");
   sub->add_option("--fit", args->fit, "with --cv: fit this sourced parameter too (as calibrate --fit)");
+  sub->add_flag("--model-factors", args->model_factors,
+                "with --cv: fit a factor per model too (as calibrate --model-factors): with 'model!=M || gpus<=1', "
+                "M's one-GPU runs calibrate its factor and its multi-GPU runs are predicted");
   sub->add_option("--json", args->json, "write the JSON result to FILE ('-' = standard output)");
   sub->add_option("--report", args->report_dir, "write report.json and report.html (charts, runs, calibration) into DIR");
   sub->add_option("--jobs", args->jobs, "simulations at a time (default 2)");

@@ -202,6 +202,27 @@ TEST_CASE("hold-out filters compare numbers as numbers and text as text", "[unit
   CHECK_THROWS_AS(parse_run_filter("nodes", "--holdout"), InputError);
 }
 
+TEST_CASE("hold-out filters join terms with && before ||", "[unit]") {
+  const MeasuredRun r = parse_measurements(document(good_run()), "m.json")[0];  // resnet50, 2 nodes, 16 GPUs
+  CHECK(parse_run_filter("model!=resnet50 || gpus<=16", "--cv")(r));
+  CHECK_FALSE(parse_run_filter("model!=resnet50 || gpus<=1", "--cv")(r));
+  CHECK(parse_run_filter("model==resnet50&&nodes==2", "--cv")(r));
+  CHECK_FALSE(parse_run_filter("model==resnet50 && nodes==1", "--cv")(r));
+  // a && b || c && d is (a && b) || (c && d): the first pair fails, the second holds
+  CHECK(parse_run_filter("model==vgg16 && nodes==2 || data!=real && gpus>8", "--cv")(r));
+  CHECK_FALSE(parse_run_filter("model==vgg16 && nodes==2 || data==real && gpus>8", "--cv")(r));
+  for (const char* bad : {"nodes>1 ||", "|| nodes>1", "nodes>1 && ", "nodes>1 | gpus>2", "nodes>1 & gpus>2"}) {
+    INFO(bad);
+    try {
+      parse_run_filter(bad, "--cv");
+      FAIL("accepted");
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()).find("--cv") != std::string::npos);
+      CHECK(std::string(e.what()).find(bad) != std::string::npos);  // quotes the whole filter
+    }
+  }
+}
+
 TEST_CASE(
     "compute_jitter: read when present, its range checked, and set per device from the co-running runs, those "
     "without servers first",

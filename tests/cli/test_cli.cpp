@@ -267,6 +267,35 @@ TEST_CASE("validate names a measured run's own field when its cluster or model d
   fs::remove_all(dir);
 }
 
+TEST_CASE("validate --cv fits on a compound filter and predicts the rest and its fit options need --cv", "[cli]") {
+  const fs::path dir = scratch();
+  const std::string file = write(dir / "m.json", R"({"format": "scaletwin-measurements/1", "runs": [
+      {"id": "one", "cluster": "local-cpu", "nodes": 1, "gpus_per_node": 1, "model": "lenet5", "batch_per_gpu": 64,
+       "scheme": {"name": "allreduce"}, "images_per_sec": 2000},
+      {"id": "two", "cluster": "local-cpu", "nodes": 1, "gpus_per_node": 2, "model": "lenet5", "batch_per_gpu": 64,
+       "scheme": {"name": "allreduce"}, "images_per_sec": 3600}]})");
+  // lenet5's one-GPU run calibrates its factor; its two-GPU run is predicted.
+  const Result r = run("validate -q --cv 'model!=lenet5 || gpus<=1' --model-factors --measurements " + file +
+                       " --json -");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["runs"].size() == 1);
+  CHECK(j["runs"][0]["id"] == "two");
+  // two ranks of the one that was fitted to 2,000 images/s: at most twice that, and not less than it
+  const double predicted = j["runs"][0]["predicted_images_per_sec"].get<double>();
+  CHECK(predicted <= 4000.0 * 1.01);
+  CHECK(predicted >= 2000.0);
+  for (const char* option : {"--model-factors", "--fix devices/cpu/conv", "--fit stacks/mxnet/op_overhead_s"}) {
+    const Result alone = run(std::string("validate -q --calibration none --measurements ") + file + " " + option);
+    INFO(option << ": " << alone.out);
+    CHECK(alone.code == 2);
+    CHECK(alone.out.find(std::string(option).substr(0, std::string(option).find(' '))) != std::string::npos);
+    CHECK(alone.out.find("--cv as well") != std::string::npos);
+  }
+  fs::remove_all(dir);
+}
+
 TEST_CASE("describe names the software stack a scenario runs on", "[cli]") {
   const fs::path dir = scratch();
   const std::string ps = write(dir / "ps.json", R"({"model": "lenet5", "cluster": "aws-p2.8xlarge",
