@@ -194,7 +194,8 @@ double mape_of(const std::vector<double>& residuals) {
 std::vector<Parameter> selected_parameters(const Surrogate& surrogate, const FitOptions& options,
                                            const sim::Calibration& start) {
   std::vector<Parameter> params = choose_parameters(
-      surrogate.exercised(), ParameterChoice{options.fixed_links, options.model_factors, options.fit});
+      surrogate.exercised(), ParameterChoice{options.fixed_links, options.model_factors || options.only_model_factors,
+                                             options.only_model_factors, options.fit});
   const auto named_in = [](const Parameter& p, const std::vector<std::string>& names) {
     return parameter_named(p.name, names);
   };
@@ -204,6 +205,12 @@ std::vector<Parameter> selected_parameters(const Surrogate& surrogate, const Fit
                        fmt::format("a parameter these runs exercise: a device's sourced field (devices/DEVICE/FIELD) "
                                    "or a stack's fixed cost (stacks/STACK/KEY) (got \"{}\", which names none)", f));
   if (!options.free.empty()) std::erase_if(params, [&](const Parameter& p) { return !named_in(p, options.free); });
+  const auto model_factor = [](const Parameter& p) { return p.name.find("/model_factors/") != std::string::npos; };
+  if (options.only_model_factors) {
+    std::erase_if(params, [&](const Parameter& p) { return !model_factor(p); });
+    if (params.empty())
+      throw InputError("", "--model-factors-only", "runs whose compute a model factor scales (a network's layers)");
+  }
   std::erase_if(params, [&](const Parameter& p) { return named_in(p, options.fixed); });
   const auto sourced = [&](const Parameter& p) {  // "devices/NAME/FIELD" with FIELD sourced for NAME
     for (const std::string& d : surrogate.exercised().devices) {
@@ -295,8 +302,9 @@ FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calib
   FitResult result;
   result.calibration = c;
   // How far each stack's dispatch reaches on the runs is a property of the runs a calibration was fitted on
-  // (scripts/fit-calibrations measures it for the shipped one): a start's does not carry over to a new fit.
-  result.calibration.dispatch_support.clear();
+  // (scripts/fit-calibrations measures it for the shipped one): a start's does not carry over to a new fit, unless
+  // only model factors moved (the dispatch and the runs it was measured on are the start's).
+  if (!options.only_model_factors) result.calibration.dispatch_support.clear();
   result.runs = static_cast<int>(runs.size());
   result.configurations = static_cast<int>(surrogate.configurations());
   result.surrogate_mape = mape_of(problem.rate_residuals(problem.at(x)));

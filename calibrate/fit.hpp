@@ -34,6 +34,9 @@ struct FitOptions {
   std::set<sim::LinkClass> fixed_links;   // link classes set from collective benchmarks: not fitted
   bool validate = true;                   // message-level validation of the fitted runs at the end
   bool model_factors = false;             // fit per-model factors too (parameters.hpp)
+  // Fit nothing but a factor per measured model (even a single one; implies model_factors): a user's own network
+  // measured on a node or two, every other value kept from the start calibration (a shipped one).
+  bool only_model_factors = false;
   // When not empty, only parameters named here are fitted: a full name ("ps_cost_per_byte_s") or its last
   // component ("conv" selects devices/*/conv); the others keep their start values.
   std::vector<std::string> free;

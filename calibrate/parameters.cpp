@@ -136,7 +136,7 @@ std::vector<Parameter> choose_parameters(const Exercised& what, const ParameterC
     std::vector<std::string> models;
     for (const auto& [dev, model] : what.device_models)
       if (dev == d) models.push_back(model);
-    if (!choice.model_factors || models.size() < 2) continue;
+    if (!choice.model_factors || models.size() < (choice.only_model_factors ? 1u : 2u)) continue;
     for (const std::string& m : models)
       out.push_back(Parameter{"devices/" + d + "/model_factors/" + m, ParameterKind::kCompute, 0.1, 10.0,
                               [d, m](Calibration& c) -> double& { return c.devices[d].model_factors[m]; }});

@@ -71,6 +71,9 @@ struct Exercised {
 struct ParameterChoice {
   std::set<sim::LinkClass> fixed_links;  // link classes set from collective benchmarks: not fitted
   bool model_factors = false;            // per-model factors on conv and matmul (only when asked: see fit.hpp)
+  // Only the factors are fitted (FitOptions::only_model_factors): one model's factor then stands alone, where with
+  // the device's efficiencies beside it a single model's factor would be their duplicate.
+  bool only_model_factors = false;
   // --fit NAME: a stack's fixed cost (stacks/*.json "fit": false) is a parameter too where one of these names it
   // (parameter_named) and its runs exercise it; it must have a value of its own and a lower bound above 0.
   std::vector<std::string> fit;

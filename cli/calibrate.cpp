@@ -3,7 +3,7 @@
 //   scaletwin calibrate --measurements FILE [--measurements FILE ...] -o CALIBRATION [--json FILE]
 //                       [--start CALIBRATION] [--collective-bench FILE ...] [--bench-cluster NAME_OR_FILE]
 //                       [--bench-algorithm NAME] [--holdout 'FIELD OP VALUE'] [--outer N] [--jobs N] [--no-validate]
-//                       [--fix NAME ...] [--fit NAME ...] [--quiet]
+//                       [--fix NAME ...] [--fit NAME ...] [--model-factors | --model-factors-only] [--quiet]
 //   scaletwin calibrate --convergence --measurements FILE [--measurements FILE ...] -o CONVERGENCE [--json FILE]
 //
 // --collective-bench reads nccl-tests output (text or scaletwin-collective-bench/1 JSON) or bench_allreduce's table
@@ -13,7 +13,9 @@
 // carries the fit (parameters with standard errors, MAPE) under "fit", which `predict` ignores. The count of
 // simulations run so far goes to stderr unless --quiet (the fit's total is not known ahead). --fix keeps a parameter
 // at its start value; a device field the start gives from a source (its "sourced": the K80's memory rate and K½,
-// sim/calibration.cpp) is kept without it, and fitted only when --fit names it.
+// sim/calibration.cpp) is kept without it, and fitted only when --fit names it. --model-factors-only fits nothing but
+// a factor per measured model on its conv and matmul efficiency, from --start's values (a user's own network measured
+// on a node, on a shipped calibration whose prediction interval it keeps).
 // --convergence fits the convergence model (sim/convergence.hpp, calibrate/convergence_fit.hpp) to runs of
 // `scaletwin run --target-accuracy` instead and writes a scaletwin-convergence/1 file, which a scenario's
 // training.convergence names and `validate --convergence` checks.
@@ -51,6 +53,7 @@ struct CalibrateArgs {
   int jobs = 2;
   bool no_validate = false;
   bool model_factors = false;
+  bool only_model_factors = false;
   std::vector<std::string> fixed;
   std::vector<std::string> fit;
   bool quiet = false;
@@ -124,6 +127,7 @@ int run_calibrate(const CalibrateArgs& a) {
   options.outer_iterations = a.outer;
   options.validate = !a.no_validate;
   options.model_factors = a.model_factors;
+  options.only_model_factors = a.only_model_factors;
   options.fixed = a.fixed;
   options.fit = a.fit;
   const Json benches = apply_benches(a, train, start, options.fixed_links);
@@ -194,6 +198,9 @@ void add_calibrate_command(CLI::App& root, Action& action) {
                   "the K80's memory, reduction_half_length, conv_knee_flops_per_byte; repeatable)");
   sub->add_flag("--model-factors", args->model_factors,
                 "also fit a factor per model on its conv and matmul efficiency (only for models you measured)");
+  sub->add_flag("--model-factors-only", args->only_model_factors,
+                "fit nothing but a factor per measured model (one model too), everything else kept from --start: "
+                "your own network's one-node runs on a shipped calibration");
   sub->add_flag("-q,--quiet", args->quiet, "no progress on standard error");
   sub->add_flag("--convergence", args->convergence,
                 "fit the convergence model (time to accuracy) to runs of scaletwin run --target-accuracy instead");

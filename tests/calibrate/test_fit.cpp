@@ -147,6 +147,37 @@ TEST_CASE("with no more runs than parameters no parameter is called identified, 
   CHECK(fit_to_json(fit)["parameters"][0]["std_error"].is_null());  // JSON has no NaN
 }
 
+TEST_CASE("calibrate --model-factors-only fits one model's own factor and keeps every other value of the start", "[unit]") {
+  sim::Calibration truth = sim::default_calibration();
+  truth.devices[kK80] = truth.device(kK80);
+  truth.devices[kK80].model_factors["vgg16"] = 0.7;
+  const auto runs = synthetic_runs({{"vgg16", 16, 1, kNoComm}, {"vgg16", 32, 1, kNoComm}}, truth);
+  sim::Calibration start = sim::default_calibration();
+  start.dispatch_support = {{"tensorflow", 0.2}};  // measured on the start's runs, which the factor leaves alone
+  FitOptions options;
+  options.only_model_factors = true;
+  options.outer_iterations = 1;
+  options.prior = 1e-7;
+  const FitResult fit = fit_calibration(runs, start, options);
+  REQUIRE(fit.values.size() == 1);  // a single model's factor: with --model-factors alone it would duplicate conv
+  CHECK(fit.values[0].name == "devices/" + kK80 + "/model_factors/vgg16");
+  CHECK(fit.values[0].value == Approx(0.7).epsilon(0.01));
+  const sim::DeviceEfficiency& got = fit.calibration.devices.at(kK80);
+  const sim::DeviceEfficiency& was = start.device(kK80);
+  CHECK(got.conv == was.conv);
+  CHECK(got.winograd_gain == was.winograd_gain);
+  CHECK(got.memory == was.memory);
+  CHECK(got.op_overhead_s == was.op_overhead_s);
+  CHECK(got.parallel_half_elements == was.parallel_half_elements);
+  CHECK(fit.calibration.dispatch_support == start.dispatch_support);
+  CHECK(fit.in_sample.mape < 0.5);
+  options.only_model_factors = false;
+  options.model_factors = true;
+  options.validate = false;
+  for (const FittedValue& v : fit_calibration(runs, start, options).values)
+    CHECK(v.name.find("/model_factors/") == std::string::npos);
+}
+
 TEST_CASE("a device's sourced fields keep their start values unless --fit or --free names them", "[unit]") {
   const auto runs = synthetic_runs({{"resnet50", 16, 1, kNoComm},
                                     {"resnet50", 64, 1, kNoComm},
@@ -310,7 +341,7 @@ TEST_CASE("a framework's multi-GPU runs fit no link factor and --fit names a sta
   };
   const auto names = [](const Exercised& what, const std::vector<std::string>& fit) {
     std::set<std::string> out;
-    for (const Parameter& p : choose_parameters(what, ParameterChoice{{}, false, fit})) out.insert(p.name);
+    for (const Parameter& p : choose_parameters(what, ParameterChoice{{}, false, false, fit})) out.insert(p.name);
     return out;
   };
   const Exercised mxnet = exercised("mxnet");
