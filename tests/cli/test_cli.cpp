@@ -296,6 +296,55 @@ TEST_CASE("validate --cv fits on a compound filter and predicts the rest and its
   fs::remove_all(dir);
 }
 
+TEST_CASE("a user's own network: its factor from one-GPU runs on the shipped calibration carries to predict", "[cli]") {
+  using nlohmann::json;
+  const fs::path dir = scratch();
+  const std::string model = write(dir / "mynet.json", R"({"format": "scaletwin-model/1", "name": "mynet",
+      "input": [3, 224, 224], "classes": 1000, "layers": [
+      {"name": "c1", "type": "conv", "out_channels": 64, "kernel": 7, "stride": 2, "padding": 3},
+      {"name": "r1", "type": "relu"}, {"name": "p1", "type": "maxpool", "kernel": 2},
+      {"name": "c2", "type": "conv", "out_channels": 128, "kernel": 3, "padding": 1},
+      {"name": "r2", "type": "relu"}, {"name": "p2", "type": "maxpool", "kernel": 8},
+      {"name": "fc", "type": "fc", "out_features": "classes"}, {"name": "loss", "type": "softmax_cross_entropy"}]})");
+  const json common = {{"cluster", "aws-p2.8xlarge"}, {"nodes", 1}, {"model", model}, {"framework", "tensorflow"},
+                       {"scheme", {{"name", "allreduce"}}}};
+  json scenario = common;
+  scenario.update({{"name", "mine"}, {"gpus_per_node", 8}, {"batch_per_gpu", 64}, {"sweep", {{"gpus", {1, 8}}}}});
+  const std::string scenario_file = write(dir / "s.json", scenario.dump());
+  const Result shipped = run("predict -q " + scenario_file + " --json -");
+  REQUIRE(shipped.code == 0);
+  const json before = json::parse(shipped.out)["predictions"];
+  const double one = before[0]["images_per_sec"].get<double>();
+  // "measured" on one GPU 20% slower than the shipped calibration predicts, at batch 64 and 32
+  json runs = {{"format", "scaletwin-measurements/1"}, {"runs", json::array()}};
+  for (const int batch : {64, 32}) {
+    json r = common;
+    r.update({{"id", "b" + std::to_string(batch)}, {"gpus_per_node", 1}, {"batch_per_gpu", batch},
+              {"images_per_sec", 0.8 * one}});
+    runs["runs"].push_back(r);
+  }
+  const std::string runs_file = write(dir / "runs.json", runs.dump());
+  const std::string mine = (dir / "mine.json").string();
+  const Result fit = run("calibrate -q --start shipped:k80 --model-factors-only --measurements " + runs_file + " -o " +
+                         mine);
+  INFO(fit.out);
+  REQUIRE(fit.code == 0);
+  CHECK(fit.out.find("fitted 1 parameters") != std::string::npos);
+  CHECK(fit.out.find("model_factors/mynet") != std::string::npos);
+  json calibration, shipped_file;
+  std::ifstream(mine) >> calibration;
+  std::ifstream(std::string(SCALETWIN_SOURCE_DIR) + "/calibrations/k80.json") >> shipped_file;
+  CHECK(calibration["prediction_interval"]["log_sd"] == shipped_file["prediction_interval"]["log_sd"]);
+  const Result own = run("predict -q " + scenario_file + " --calibration " + mine + " --json -");
+  REQUIRE(own.code == 0);
+  const json after = json::parse(own.out)["predictions"];
+  // the network runs slower by what its one-GPU runs said, on one GPU and on eight
+  CHECK(after[0]["images_per_sec"].get<double>() < 0.9 * one);
+  CHECK(after[0]["images_per_sec"].get<double>() > 0.7 * one);
+  CHECK(after[1]["images_per_sec"].get<double>() < 0.9 * before[1]["images_per_sec"].get<double>());
+  fs::remove_all(dir);
+}
+
 TEST_CASE("describe names the software stack a scenario runs on", "[cli]") {
   const fs::path dir = scratch();
   const std::string ps = write(dir / "ps.json", R"({"model": "lenet5", "cluster": "aws-p2.8xlarge",
