@@ -32,9 +32,9 @@ const std::map<Algorithm, Generator>& generators(Collective kind) {
       {Algorithm::kHierarchical,
        [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return hierarchical_allreduce(p, n, eb, o); }},
       {Algorithm::kPs,
-       [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_push_pull(p, o.servers, n, eb); }},
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_push_pull(p, o.servers, n, eb, o.shard_sizes); }},
       {Algorithm::kPsAsync,
-       [](int, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_push_pull(1, o.servers, n, eb); }},
+       [](int, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_push_pull(1, o.servers, n, eb, o.shard_sizes); }},
   };
   static const std::map<Algorithm, Generator> reduce_scatter = {
       {Algorithm::kRing,
@@ -66,13 +66,13 @@ const std::map<Algorithm, Generator>& generators(Collective kind) {
   };
   static const std::map<Algorithm, Generator> push_pull = {
       {Algorithm::kPush,
-       [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_push(p, o.servers, n, eb); }},
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_push(p, o.servers, n, eb, o.shard_sizes); }},
       {Algorithm::kPull,
-       [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_pull(p, o.servers, n, eb); }},
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_pull(p, o.servers, n, eb, o.shard_sizes); }},
       {Algorithm::kPushPull,
-       [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_push_pull(p, o.servers, n, eb); }},
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_push_pull(p, o.servers, n, eb, o.shard_sizes); }},
       {Algorithm::kAsync,
-       [](int, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_push_pull(1, o.servers, n, eb); }},
+       [](int, int64_t n, int64_t eb, const CollectiveOptions& o) { return ps_push_pull(1, o.servers, n, eb, o.shard_sizes); }},
   };
   static const std::map<Algorithm, Generator> custom = {
       {Algorithm::kHybrid,

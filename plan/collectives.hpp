@@ -7,7 +7,7 @@
 // rank r's slice for reduce-scatter and all-gather; zero-length transfers are omitted (elements < p is fine).
 //
 // Parameter-server schedules have ranks + servers ranks: workers 0..ranks-1, then shards ranks..ranks+servers-1;
-// shard j owns slice part(n, servers, j). The placement of the spec (host_cpu, device, colocated, dedicated) is
+// shard j owns slice part(n, servers, j), or the j-th of CollectiveOptions::shard_sizes. The placement of the spec (host_cpu, device, colocated, dedicated) is
 // which endpoint plays each shard rank: the lowering's business, not the schedule's.
 #pragma once
 
@@ -27,6 +27,9 @@ struct CollectiveOptions {
   Algorithm inter = Algorithm::kRing;  // hierarchical: all-reduce between nodes
   int chunks = 0;               // double_binary_tree: pipeline chunks per tree (0 = automatic)
   int servers = 1;              // parameter server: k shards ("ps_async" / "async" use one worker, whatever ranks)
+  // parameter server: the elements each shard owns, in shard order (k entries summing to the elements; shards of 0
+  // take no part); empty: equal parts, part(n, k, j)
+  std::vector<int64_t> shard_sizes;
   int root = 0;                 // reduce / broadcast
 };
 
@@ -70,9 +73,13 @@ Schedule direct_allgather(int p, int64_t n, int64_t element_bytes);
 Schedule binomial_reduce(int p, int64_t n, int64_t element_bytes, int root);
 Schedule binomial_broadcast(int p, int64_t n, int64_t element_bytes, int root);
 
-Schedule ps_push(int workers, int servers, int64_t n, int64_t element_bytes);
-Schedule ps_pull(int workers, int servers, int64_t n, int64_t element_bytes);
-Schedule ps_push_pull(int workers, int servers, int64_t n, int64_t element_bytes);
+// shard_sizes: the elements of each shard (CollectiveOptions::shard_sizes); empty: equal parts.
+Schedule ps_push(int workers, int servers, int64_t n, int64_t element_bytes,
+                 const std::vector<int64_t>& shard_sizes = {});
+Schedule ps_pull(int workers, int servers, int64_t n, int64_t element_bytes,
+                 const std::vector<int64_t>& shard_sizes = {});
+Schedule ps_push_pull(int workers, int servers, int64_t n, int64_t element_bytes,
+                      const std::vector<int64_t>& shard_sizes = {});
 
 Schedule hierarchical_allreduce(int p, int64_t n, int64_t element_bytes, const CollectiveOptions& options);
 CollectiveRounds hierarchical_allreduce_rounds(int p, int64_t n, int64_t element_bytes,

@@ -108,6 +108,7 @@ struct ScheduleRecipe {
   Algorithm intra = Algorithm::kRing, inter = Algorithm::kRing;
   int servers = 1;
   int root = 0;
+  std::vector<int64_t> shard_sizes;  // parameter server: elements per shard (empty: equal parts)
 };
 Schedule make_schedule(const ScheduleRecipe& recipe);
 // The rounds of make_schedule(recipe) (collective_rounds: symbolic where the generator registers a form).

@@ -370,6 +370,7 @@ uint64_t IterationPlan::hash() const {
       word(fnv1a64(algorithm_name(r.intra)));
       word(fnv1a64(algorithm_name(r.inter)));
       i64(r.servers); i64(r.root);
+      for (const int64_t size : r.shard_sizes) i64(size);
     }
     for (const auto& prog : sc.programs)
       for (const auto& st : prog.steps) {

@@ -78,8 +78,9 @@ ScheduleRecipe allreduce_schedule(const AllReduceScheme& scheme, int ranks, int 
 ScheduleRecipe reduce_schedule(int ranks, int64_t elements);     // to rank 0
 ScheduleRecipe broadcast_schedule(int ranks, int64_t elements);  // from rank 0
 // Ranks 0..workers-1 are workers, workers..workers+servers-1 the shards; each shard owns an equal slice.
-ScheduleRecipe push_schedule(int workers, int servers, int64_t elements);
-ScheduleRecipe pull_schedule(int workers, int servers, int64_t elements);
+// shard_sizes: elements per server (empty: equal parts; plan::TensorPlacement decides, lower_sync.cpp)
+ScheduleRecipe push_schedule(int workers, int servers, int64_t elements, const std::vector<int64_t>& shard_sizes);
+ScheduleRecipe pull_schedule(int workers, int servers, int64_t elements, const std::vector<int64_t>& shard_sizes);
 ScheduleRecipe allgather_schedule(int ranks, int64_t elements);       // rank r contributes part r
 ScheduleRecipe reduce_scatter_schedule(int ranks, int64_t elements);  // rank r ends with part r reduced
 

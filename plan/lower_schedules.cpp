@@ -17,6 +17,7 @@ CollectiveOptions options_of(const ScheduleRecipe& r) {
   options.inter = r.inter;
   options.servers = r.servers;
   options.root = r.root;
+  options.shard_sizes = r.shard_sizes;
   return options;
 }
 
@@ -82,15 +83,17 @@ ScheduleRecipe broadcast_schedule(int ranks, int64_t elements) {
   return recipe(Collective::kBroadcast, Algorithm::kBinomial, ranks, elements);
 }
 
-ScheduleRecipe push_schedule(int workers, int servers, int64_t elements) {
+ScheduleRecipe push_schedule(int workers, int servers, int64_t elements, const std::vector<int64_t>& shard_sizes) {
   ScheduleRecipe r = recipe(Collective::kPushPull, Algorithm::kPush, workers, elements);
   r.servers = servers;
+  r.shard_sizes = shard_sizes;
   return r;
 }
 
-ScheduleRecipe pull_schedule(int workers, int servers, int64_t elements) {
+ScheduleRecipe pull_schedule(int workers, int servers, int64_t elements, const std::vector<int64_t>& shard_sizes) {
   ScheduleRecipe r = recipe(Collective::kPushPull, Algorithm::kPull, workers, elements);
   r.servers = servers;
+  r.shard_sizes = shard_sizes;
   return r;
 }
 

@@ -49,6 +49,11 @@ PsScheme parse_ps(const JsonObject& obj) {
                                             : PsPlacement::kDedicated;
   ps.local_aggregation_stated = obj.has("local_aggregation");
   ps.local_aggregation = obj.get_bool("local_aggregation", false);
+  ps.tensors_stated = obj.has("tensors");
+  const std::string tensors = obj.get_enum("tensors", {"sliced", "whole", "kvstore"}, std::string("sliced"));
+  ps.tensors = tensors == "whole" ? TensorPlacement::kWhole
+               : tensors == "kvstore" ? TensorPlacement::kKvstore
+                                      : TensorPlacement::kSliced;
   return ps;
 }
 
@@ -220,6 +225,15 @@ const char* ps_mode_name(PsMode m) {
   return "?";
 }
 
+const char* tensor_placement_name(TensorPlacement t) {
+  switch (t) {
+    case TensorPlacement::kSliced: return "sliced";
+    case TensorPlacement::kWhole: return "whole";
+    case TensorPlacement::kKvstore: return "kvstore";
+  }
+  return "?";
+}
+
 const char* ps_placement_name(PsPlacement p) {
   switch (p) {
     case PsPlacement::kHostCpu: return "host_cpu";
@@ -273,7 +287,8 @@ Json Scheme::to_json() const {
                               : ps.servers_per == PsScheme::Per::kGpu ? Json("per_gpu")
                                                                       : Json(ps.servers)},
                   {"placement", ps_placement_name(ps.placement)},
-                  {"local_aggregation", ps.local_aggregation}};
+                  {"local_aggregation", ps.local_aggregation},
+                  {"tensors", tensor_placement_name(ps.tensors)}};
     Json j{{"name", "allreduce"},
            {"algorithm", algorithm_name(allreduce.algorithm)},
            {"bucket_bytes", allreduce.bucket_bytes},
@@ -302,8 +317,12 @@ std::string Scheme::describe() const {
                             : ps.servers_per == PsScheme::Per::kGpu ? std::string("a server per GPU")
                                 : fmt::format("{} server{}", ps.servers, ps.servers == 1 ? "" : "s");
       if (!ps.servers_by.empty()) servers += fmt::format(" ({}'s default)", ps.servers_by);
-      return fmt::format("ps({}, {}, {}{})", ps_mode_name(ps.mode), servers, ps_placement_name(ps.placement),
-                         aggregation);
+      std::string tensors;
+      if (ps.tensors != TensorPlacement::kSliced)
+        tensors = fmt::format(", {} tensors{}", tensor_placement_name(ps.tensors),
+                              ps.tensors_by.empty() ? "" : fmt::format(" ({}'s default)", ps.tensors_by));
+      return fmt::format("ps({}, {}, {}{}{})", ps_mode_name(ps.mode), servers, ps_placement_name(ps.placement),
+                         aggregation, tensors);
     }
     const std::string algo =
         allreduce.algorithm == Algorithm::kHierarchical

@@ -17,9 +17,17 @@ namespace scaletwin::plan {
 enum class SchemeKind { kPs, kAllReduce, kHybrid };
 enum class PsMode { kSync, kAsync, kMixedAsync };
 enum class PsPlacement { kHostCpu, kDevice, kColocated, kDedicated };
+// How a parameter server's tensors (a layer's parameters) are spread over the servers:
+//   sliced   every tensor split evenly over all servers (scaletwin's executor);
+//   whole    each tensor whole on one server, the least loaded by bytes at its creation, in the network's order
+//            (tf_cnn_benchmarks: ParamServerDeviceSetter / GreedyLoadBalancingStrategy);
+//   kvstore  MXNet's ps-lite: a tensor above 10^6 elements split evenly, a smaller one whole on server
+//            (key * 9973) mod servers, its key its index among the network's parameter tensors (KVStoreDist).
+enum class TensorPlacement { kSliced, kWhole, kKvstore };
 
 const char* ps_mode_name(PsMode m);
 const char* ps_placement_name(PsPlacement p);
+const char* tensor_placement_name(TensorPlacement t);
 
 struct PsScheme {
   PsMode mode = PsMode::kSync;
@@ -36,6 +44,9 @@ struct PsScheme {
   bool local_aggregation_stated = false;  // the scheme said "local_aggregation"; else the spec's default, false,
                                           // or the stack's (sim::apply_stack_defaults)
   std::string local_aggregation_by;       // the stack whose default made local_aggregation true ("mxnet"), or ""
+  TensorPlacement tensors = TensorPlacement::kSliced;
+  bool tensors_stated = false;  // the scheme said "tensors"; else sliced, or the stack's (sim::apply_stack_defaults)
+  std::string tensors_by;       // the stack whose default set `tensors`, or ""
 
   // The number of servers of a point of `gpus` workers on `worker_nodes` nodes.
   int count(int worker_nodes, int gpus) const {

@@ -72,6 +72,15 @@ StackDescription parse_stack_description(const Json& json, const std::string& fi
   d.link_factors = sourced_bool(root, "link_factors", "why the stack's runs do or do not fit link factors");
   d.ps_local_aggregation = sourced_bool(
       root, "ps_local_aggregation", "why the framework does or does not sum a node's gradients before they leave it");
+  if (root.has("ps_tensors")) {
+    const JsonObject o = root.get_object("ps_tensors");
+    const std::string value = o.get_enum("value", {"sliced", "whole", "kvstore"});
+    if (o.get_string("source", "").empty()) o.fail("source", "how the framework places its tensors on the servers");
+    o.finish();
+    d.ps_tensors = value == "whole" ? plan::TensorPlacement::kWhole
+                   : value == "kvstore" ? plan::TensorPlacement::kKvstore
+                                        : plan::TensorPlacement::kSliced;
+  }
   if (root.has("ps_servers_per_node"))
     d.ps_servers_per_node = sourced_bool(root, "ps_servers_per_node",
                                          "why the framework's launcher does or does not start a server per worker node");
@@ -147,9 +156,14 @@ const StackDescription& find_stack(const std::string& name, const std::string& f
 bool apply_stack_defaults(plan::Scenario& scenario) {
   plan::PsScheme& ps = scenario.scheme.ps;
   if (scenario.framework.empty() || !scenario.scheme.has_servers()) return false;
-  if (ps.placement != plan::PsPlacement::kColocated && ps.placement != plan::PsPlacement::kDedicated) return false;
   const StackDescription& stack = find_stack(scenario.framework, scenario.file, scenario.path_of("/framework"));
   bool changed = false;
+  if (!ps.tensors_stated && ps.tensors != stack.ps_tensors) {
+    ps.tensors = stack.ps_tensors;
+    ps.tensors_by = scenario.framework;
+    changed = true;
+  }
+  if (ps.placement != plan::PsPlacement::kColocated && ps.placement != plan::PsPlacement::kDedicated) return changed;
   if (!ps.local_aggregation_stated && !ps.local_aggregation && stack.ps_local_aggregation) {
     ps.local_aggregation = true;
     ps.local_aggregation_by = scenario.framework;

@@ -55,6 +55,9 @@ struct StackDescription {
   // "ps_servers_per_node" (optional, false when absent): whether the framework's launcher starts one parameter
   // server per worker node where a scheme does not state "servers" (MXNet's tools/launch.py), as "per_node" does.
   bool ps_servers_per_node = false;
+  // "ps_tensors" (optional, "sliced" when absent): how the framework spreads its tensors over parameter servers
+  // (plan::TensorPlacement: tensorflow "whole", mxnet "kvstore") where a scheme does not say "tensors".
+  plan::TensorPlacement ps_tensors = plan::TensorPlacement::kSliced;
   StackCosts costs() const;        // the values as a calibration's stack entry
   // The built-in model a measured run of this stack that names `model` trained: models' entry, else `model`.
   std::string network(const std::string& model) const;
@@ -76,7 +79,8 @@ std::string run_stack(const plan::Scenario& scenario, const topology::Cluster& c
 // A scenario's scheme completed by its stack where the scheme is silent: a parameter-server scheme whose servers
 // are reached over the network (placement colocated or dedicated) and that does not state "local_aggregation"
 // takes the named stack's ps_local_aggregation (MXNet: true), noted in PsScheme::local_aggregation_by, and one
-// that does not state "servers" its ps_servers_per_node (MXNet: a server per node), noted in servers_by. Only a
+// that does not state "servers" its ps_servers_per_node (MXNet: a server per node), noted in servers_by; any
+// parameter-server scheme that does not state "tensors" takes ps_tensors, noted in tensors_by. Only a
 // stack the scenario names ("framework") counts: the defaults of run_stack (mpi, tensorflow, nccl) do what the
 // scheme says. Returns whether it changed the scheme. predict, run, describe and every measured run apply it.
 bool apply_stack_defaults(plan::Scenario& scenario);

@@ -325,7 +325,8 @@ TEST_CASE("a measured run with a server per node is predicted as the run that st
   REQUIRE(v.rows.size() == 4);
   CHECK(v.rows[0].predicted_images_per_sec == Approx(v.rows[1].predicted_images_per_sec).epsilon(1e-12));
   CHECK(v.rows[2].predicted_images_per_sec == Approx(v.rows[3].predicted_images_per_sec).epsilon(1e-12));
-  CHECK(v.rows[0].predicted_images_per_sec != Approx(v.rows[2].predicted_images_per_sec).epsilon(1e-3));
+  // servers on the nodes' CPUs and on the GPUs are other runs (TensorFlow's whole tensors bring them within 0.1%)
+  CHECK(v.rows[0].predicted_images_per_sec != Approx(v.rows[2].predicted_images_per_sec).epsilon(1e-4));
 }
 
 TEST_CASE("validate measures each stack's dispatch and covers a run beyond its support without it", "[unit]") {

@@ -383,7 +383,8 @@ TEST_CASE("describe gives the servers of every point: MXNet's default is one per
   const auto p = run("predict " + mx + " --fidelity fast --json - -q");
   REQUIRE(p.code == 0);
   CHECK(nlohmann::json::parse(p.out).at("scheme") ==
-        "ps(sync, a server per node (mxnet's default), colocated, local aggregation (mxnet's default))");
+        "ps(sync, a server per node (mxnet's default), colocated, local aggregation (mxnet's default), kvstore "
+        "tensors (mxnet's default))");
   fs::remove_all(dir);
 }
 
@@ -424,7 +425,7 @@ TEST_CASE("predict and describe name the stack whose default sums a node's gradi
   INFO(p.out);
   REQUIRE(p.code == 0);
   CHECK(nlohmann::json::parse(p.out).at("scheme") ==
-        "ps(sync, 2 servers, colocated, local aggregation (mxnet's default))");
+        "ps(sync, 2 servers, colocated, local aggregation (mxnet's default), kvstore tensors (mxnet's default))");
   const auto d = run("describe " + path + " --json -");
   REQUIRE(d.code == 0);
   CHECK(d.out.find("\"local_aggregation\": true") != std::string::npos);

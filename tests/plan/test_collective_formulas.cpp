@@ -159,6 +159,36 @@ TEST_CASE("parameter server: workers send n and shard j sends w times its slice"
     }
 }
 
+TEST_CASE("parameter server with given shard sizes: shard j sends w times its size and an empty shard nothing",
+          "[collective][formula]") {
+  const std::vector<int64_t> sizes{700, 0, 250, 50};
+  for (int w = 1; w <= 5; ++w) {
+    const Schedule s = ps_push_pull(w, 4, 1000, kEb, sizes);
+    const VerifyResult v = verify(s);
+    REQUIRE(v.ok);
+    for (int i = 0; i < w; ++i) CHECK(v.bytes_sent[static_cast<size_t>(i)] == 1000 * kEb);
+    int64_t offset = 0;
+    for (int j = 0; j < 4; ++j) {
+      const auto r = static_cast<size_t>(w + j);
+      CHECK(v.bytes_sent[r] == w * sizes[static_cast<size_t>(j)] * kEb);
+      CHECK(s.slice_offset[r] == offset);
+      CHECK(s.slice_length[r] == sizes[static_cast<size_t>(j)]);
+      offset += sizes[static_cast<size_t>(j)];
+    }
+    CHECK(s.programs[static_cast<size_t>(w + 1)].steps.empty());
+  }
+  // The same through the registry, as a lowering's recipe asks for it.
+  CollectiveOptions o;
+  o.servers = 4;
+  o.shard_sizes = sizes;
+  CHECK(verify(make_collective(Collective::kPushPull, Algorithm::kPush, 3, 1000, kEb, o)).ok);
+  CHECK(verify(make_collective(Collective::kPushPull, Algorithm::kPull, 3, 1000, kEb, o)).ok);
+  o.shard_sizes = {700, 0, 250};  // one size per shard, summing to the elements: the lowering's duty
+  CHECK_THROWS_AS(make_collective(Collective::kPushPull, Algorithm::kPush, 3, 1000, kEb, o), scaletwin::InternalError);
+  o.shard_sizes = {700, 0, 250, 49};
+  CHECK_THROWS_AS(make_collective(Collective::kPushPull, Algorithm::kPush, 3, 1000, kEb, o), scaletwin::InternalError);
+}
+
 TEST_CASE("hierarchical ring/ring: 2(L-1)/L n + 2(G-1)/G n/L bytes and 2(L-1) + 2(G-1) steps", "[collective][formula]") {
   for (int L : {1, 2, 4, 8})
     for (int G : {1, 2, 3, 5}) {

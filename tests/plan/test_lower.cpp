@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
 #include <numeric>
 
 #include "core/error.hpp"
@@ -217,6 +219,69 @@ TEST_CASE("a server per node: each point of a sweep gets one server per worker n
   for (const Endpoint& e : r.endpoints)
     if (e.kind == EndpointKind::kServer) devices.push_back(e.device);
   CHECK(devices == std::vector<int>{0, 1, 2});
+}
+
+TEST_CASE("tensors whole on the least loaded server, or split over all as MXNet splits its big arrays", "[lower]") {
+  // The elements each server endpoint holds over all push collectives, and how many push collectives it is in.
+  struct Held {
+    std::map<int, int64_t> elements;
+    std::map<int, int> pushes;
+  };
+  const auto held = [](const IterationPlan& p) {
+    Held h;
+    for (const auto& c : p.collectives) {
+      if (c.purpose != CollectivePurpose::kPsPushPull || c.label.find("push") == std::string::npos) continue;
+      const Schedule& s = p.schedules[static_cast<size_t>(c.schedule)];
+      for (size_t r = 0; r < c.participants.size(); ++r) {
+        const int e = c.participants[r];
+        if (p.endpoints[static_cast<size_t>(e)].kind != EndpointKind::kServer) continue;
+        h.elements[e] += s.slice_length[r];
+        ++h.pushes[e];
+      }
+    }
+    return h;
+  };
+  const auto with = [](const std::string& tensors) {
+    return scenario_with("vgg16", "aws-p2.8xlarge", 1,
+                         R"({"name": "ps", "servers": 4, "placement": "device", "tensors": ")" + tensors + "\"}");
+  };
+  const auto model = load_scenario_model(with("sliced"));
+  const int64_t fc6 = model.layers.at(static_cast<size_t>(model.index_of("fc6"))).params;  // 102,764,544
+  REQUIRE(fc6 > 100'000'000);
+  for (const std::string tensors : {"sliced", "whole", "kvstore"}) {
+    INFO(tensors);
+    const IterationPlan p = lower_for(with(tensors), 4);
+    check_structure(p);
+    for (const auto& s : p.schedules) CHECK(verify(s).ok);
+    CHECK(elements_of(p, CollectivePurpose::kPsPushPull) == 2 * model.params());  // each gradient there and back
+    const Held h = held(p);
+    REQUIRE(h.elements.size() == 4);
+    int64_t most = 0, least = model.params();
+    for (const auto& [e, n] : h.elements) most = std::max(most, n), least = std::min(least, n);
+    if (tensors == "whole") {
+      CHECK(most >= fc6);  // fc6 whole on one server: the others share the rest
+      CHECK(least > 0);
+      CHECK(least <= (model.params() - fc6) / 3 + 1);
+      int fewest = 1 << 30, buckets = 0;
+      for (const auto& [e, pushes] : h.pushes) fewest = std::min(fewest, pushes);
+      for (const auto& c : p.collectives)
+        buckets += c.purpose == CollectivePurpose::kPsPushPull && c.label.find("push") != std::string::npos;
+      CHECK(fewest < buckets);  // a server without any of a bucket's tensors is not in its push
+    } else {
+      CHECK(most - least <= model.params() / 4 - fc6 / 4 + 8);  // fc6 (above 10^6 elements) split evenly
+      if (tensors == "sliced") CHECK(most - least <= 30);        // every layer split: a few elements apart
+    }
+  }
+  // A server's update covers what it holds: the server updates of the whole placement sum to the parameters.
+  const auto updated = [](const IterationPlan& p) {
+    double bytes = 0.0;
+    for (size_t e = 0; e < p.endpoints.size(); ++e)
+      if (p.endpoints[e].kind == EndpointKind::kServer)
+        for (const auto& it : p.program(static_cast<int>(e)).items)
+          if (it.kind == Item::Kind::kCompute && it.compute.phase == Phase::kServerUpdate) bytes += it.compute.bytes;
+    return bytes;
+  };
+  CHECK(updated(lower_for(with("whole"), 4)) == Approx(updated(lower_for(with("sliced"), 4))).epsilon(1e-9));
 }
 
 TEST_CASE("local aggregation reduces inside nodes, async and mixed_async push on demand", "[lower]") {

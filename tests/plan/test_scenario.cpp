@@ -58,6 +58,16 @@ TEST_CASE("ps options and their defaults", "[scenario]") {
   CHECK(s.scheme.ps.count(5, 40) == 40);
   CHECK(s.scheme.to_json()["servers"] == "per_gpu");
   CHECK(s.scheme.describe() == "ps(sync, a server per GPU, device)");
+  // How tensors spread over the servers: split evenly unless the scheme (or its stack) says otherwise.
+  CHECK(s.scheme.ps.tensors == TensorPlacement::kSliced);
+  CHECK_FALSE(s.scheme.ps.tensors_stated);
+  s = parse(R"({"model": "m", "cluster": "c", "scheme": {"name": "ps", "servers": 4, "tensors": "whole"}})");
+  CHECK(s.scheme.ps.tensors == TensorPlacement::kWhole);
+  CHECK(s.scheme.ps.tensors_stated);
+  CHECK(s.scheme.to_json()["tensors"] == "whole");
+  CHECK(s.scheme.describe() == "ps(sync, 4 servers, colocated, whole tensors)");
+  CHECK_THROWS_WITH(parse(R"({"model": "m", "cluster": "c", "scheme": {"name": "ps", "tensors": "round_robin"}})"),
+                    Catch::Contains("/scheme/tensors") && Catch::Contains("kvstore"));
 }
 
 TEST_CASE("hybrid and hierarchical schemes, units in the bucket size", "[scenario]") {
