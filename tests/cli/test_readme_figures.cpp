@@ -54,9 +54,12 @@ double speedup_16_nodes(const std::string& scenario) {
 
 }  // namespace
 
-TEST_CASE("README: BSC's 16-node speedup with the shipped calibration, and under the 1 Gbit/s what-if", "[cli]") {
+TEST_CASE("README: BSC's 16-node speedup with the shipped calibration and under the network and placement what-ifs",
+          "[cli]") {
   CHECK(speedup_16_nodes("scenarios/bsc-resnet50-sync-ps.json") == Approx(14.76).margin(0.01));
   CHECK(speedup_16_nodes("scenarios/what-if/bsc-resnet50-sync-ps-1gbe.json") == Approx(10.46).margin(0.01));
+  CHECK(speedup_16_nodes("scenarios/what-if/bsc-resnet50-sync-ps-whole.json") == Approx(14.38).margin(0.01));
+  CHECK(speedup_16_nodes("scenarios/what-if/bsc-resnet50-sync-ps-1gbe-whole.json") == Approx(5.48).margin(0.01));
 }
 
 TEST_CASE("README: TensorFlow on 8 and 64 p2.xlarge under the assumed 1 Gbit/s and the 10 Gbit/s and sliced what-ifs",
