@@ -81,7 +81,8 @@ std::vector<int64_t> shard_sizes(const Lowering& l, const Bucket& bucket, const 
       sizes[static_cast<size_t>(whole)] += n;
       continue;
     }
-    for (int j = 0; j < servers; ++j) sizes[static_cast<size_t>(j)] += part_offset(n, servers, j + 1) - part_offset(n, servers, j);
+    for (int j = 0; j < servers; ++j)
+      sizes[static_cast<size_t>(j)] += part_offset(n, servers, j + 1) - part_offset(n, servers, j);
   }
   return sizes;
 }
@@ -97,6 +98,12 @@ struct BucketShards {
   std::vector<int> endpoints;
   std::vector<int64_t> sizes;
 };
+
+// The update of the s-th of `shards`: its slice of the bucket's n elements.
+ComputeOp shard_update(const BucketShards& shards, int64_t n, int s) {
+  if (shards.sizes.empty()) return server_update(n, static_cast<int>(shards.endpoints.size()));
+  return update_op(static_cast<double>(shards.sizes[static_cast<size_t>(s)]), Phase::kServerUpdate);
+}
 
 BucketShards bucket_shards(const Lowering& l, const std::vector<int64_t>& sizes) {
   BucketShards b;
@@ -208,10 +215,8 @@ std::vector<int> push_update_pull(Lowering& l, const Bucket& bucket, size_t k, c
                                      fmt::format("bucket {} push", k), bucket, push_deps);
   std::vector<int> pull_deps(pushed.begin(), pushed.begin() + t);
   for (int s = 0; s < servers; ++s)
-    pull_deps.push_back(l.builder.compute(
-        shards.endpoints[static_cast<size_t>(s)],
-        sizes.empty() ? server_update(n, servers) : update_op(static_cast<double>(sizes[static_cast<size_t>(s)]), Phase::kServerUpdate),
-        {pushed[static_cast<size_t>(t + s)]}));
+    pull_deps.push_back(l.builder.compute(shards.endpoints[static_cast<size_t>(s)], shard_update(shards, n, s),
+                                          {pushed[static_cast<size_t>(t + s)]}));
   const auto items = add_collective(l, pull, members, CollectivePurpose::kPsPushPull,
                                     fmt::format("bucket {} pull", k), bucket, pull_deps);
   return {items.begin(), items.begin() + t};
