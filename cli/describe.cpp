@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <set>
 
 #include "cli/command.hpp"
 #include "core/error.hpp"
@@ -29,6 +31,28 @@ struct DescribeOptions {
   std::string json;
 };
 
+// The largest share of the parameters one server holds (its slices of every bucket over all the servers' slices),
+// from the recipes of the pushes (a plan lowered in shells has no steps): 1/servers where every tensor is sliced,
+// more where tensors sit whole on servers (plan::TensorPlacement). Null without servers.
+Json largest_server_share(const plan::IterationPlan& p) {
+  std::map<int, double> held;  // server endpoint -> elements
+  std::set<std::string> buckets;  // an asynchronous bucket has a push per worker over the same slices
+  for (const plan::CollectiveInstance& c : p.collectives) {
+    const plan::ScheduleRecipe& r = p.recipes.at(static_cast<size_t>(c.schedule));
+    if (c.purpose != plan::CollectivePurpose::kPsPushPull || r.algorithm != plan::Algorithm::kPush) continue;
+    if (!buckets.insert(c.label).second) continue;
+    for (int j = 0; j < r.servers; ++j) {
+      const int64_t n = r.shard_sizes.empty() ? plan::part_offset(r.elements, r.servers, j + 1) -
+                                                    plan::part_offset(r.elements, r.servers, j)
+                                              : r.shard_sizes[static_cast<size_t>(j)];
+      held[c.participants.at(static_cast<size_t>(r.ranks + j))] += static_cast<double>(n);
+    }
+  }
+  double total = 0.0, most = 0.0;
+  for (const auto& [server, n] : held) total += n, most = std::max(most, n);
+  return total > 0.0 ? Json(most / total) : Json(nullptr);
+}
+
 Json describe_scenario_json(const plan::Scenario& s) {
   const models::Model model = plan::load_scenario_model(s);
   const std::vector<int> sweep = s.sweep_gpus.empty() ? std::vector<int>{} : s.sweep_gpus;
@@ -43,6 +67,7 @@ Json describe_scenario_json(const plan::Scenario& s) {
     points.push_back({{"gpus", gpus},
                       {"nodes", p.nodes},
                       {"servers", servers},
+                      {"largest_server_share", largest_server_share(p)},
                       {"endpoints", p.endpoints.size()},
                       {"items", items},
                       {"collectives", p.collectives.size()},
@@ -74,11 +99,15 @@ std::string format_scenario(const Json& j) {
                      j["gpus_per_node"].get<int>() > 0 ? fmt::format(", {} GPUs per node", j["gpus_per_node"].get<int>())
                                                        : std::string(),
                      j["batch_per_gpu"].get<int64_t>(), j["scheme"].dump(), j["stack"].get<std::string>());
-  out += fmt::format("{:>6} {:>6} {:>8} {:>10} {:>8} {:>12} {:>10} {:>12}  {}\n", "gpus", "nodes", "servers",
-                     "endpoints", "items", "collectives", "schedules", "global batch", "plan hash");
+  out += fmt::format("{:>6} {:>6} {:>8} {:>10} {:>10} {:>8} {:>12} {:>10} {:>12}  {}\n", "gpus", "nodes", "servers",
+                     "max share", "endpoints", "items", "collectives", "schedules", "global batch", "plan hash");
   for (const auto& p : j["sweep"])
-    out += fmt::format("{:>6} {:>6} {:>8} {:>10} {:>8} {:>12} {:>10} {:>12}  {}\n", p["gpus"].get<int>(),
-                       p["nodes"].get<int>(), p["servers"].get<int>(), p["endpoints"].get<size_t>(),
+    out += fmt::format("{:>6} {:>6} {:>8} {:>10} {:>10} {:>8} {:>12} {:>10} {:>12}  {}\n", p["gpus"].get<int>(),
+                       p["nodes"].get<int>(), p["servers"].get<int>(),
+                       p["largest_server_share"].is_null()
+                           ? std::string("-")
+                           : fmt::format("{:.1f}%", 100.0 * p["largest_server_share"].get<double>()),
+                       p["endpoints"].get<size_t>(),
                        p["items"].get<size_t>(),
                        p["collectives"].get<size_t>(), p["schedules"].get<size_t>(), p["global_batch"].get<int64_t>(),
                        p["plan_hash"].get<std::string>());

@@ -379,7 +379,22 @@ TEST_CASE("describe gives the servers of every point: MXNet's default is one per
   CHECK(servers(run("describe " + tf + " --json -")) == std::vector<int>{1, 1});
   CHECK(servers(run("describe " + mx + " --json -")) == std::vector<int>{1, 2});
   const Result text = run("describe " + mx);
-  CHECK(text.out.find("servers  endpoints") != std::string::npos);
+  CHECK(text.out.find("servers  max share  endpoints") != std::string::npos);
+  // The largest share of the parameters one server holds: a quarter of VGG16 on 4 servers when every tensor is
+  // split, fc6's 74% and more when TensorFlow keeps each whole.
+  const auto share = [&](const std::string& tensors) {
+    const std::string vgg = write(dir / ("vgg-" + tensors + ".json"), R"({"model": "vgg16", "cluster": "aws-p2.8xlarge",
+        "framework": "tensorflow", "scheme": {"name": "ps", "servers": 4, "placement": "device", "tensors": ")" +
+                                                                        tensors + R"("}, "sweep": {"gpus": [4]}})");
+    const Result r = run("describe " + vgg + " --json -");
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(r.out).at("sweep").at(0).at("largest_server_share").get<double>();
+  };
+  CHECK(share("sliced") == Approx(0.25).margin(1e-6));
+  CHECK(share("whole") > 0.74);
+  const auto none = nlohmann::json::parse(run("describe " + tf + " --json -").out).at("sweep").at(0);
+  CHECK(none.at("largest_server_share") == 1.0);  // one server holds everything
   const auto p = run("predict " + mx + " --fidelity fast --json - -q");
   REQUIRE(p.code == 0);
   CHECK(nlohmann::json::parse(p.out).at("scheme") ==
