@@ -16,6 +16,7 @@
 #include "core/files.hpp"
 #include "models/describe.hpp"
 #include "models/model_json.hpp"
+#include "plan/collectives.hpp"
 #include "plan/iteration_plan.hpp"
 #include "sim/stacks.hpp"
 
@@ -41,12 +42,10 @@ Json largest_server_share(const plan::IterationPlan& p) {
     const plan::ScheduleRecipe& r = p.recipes.at(static_cast<size_t>(c.schedule));
     if (c.purpose != plan::CollectivePurpose::kPsPushPull || r.algorithm != plan::Algorithm::kPush) continue;
     if (!buckets.insert(c.label).second) continue;
-    for (int j = 0; j < r.servers; ++j) {
-      const int64_t n = r.shard_sizes.empty() ? plan::part_offset(r.elements, r.servers, j + 1) -
-                                                    plan::part_offset(r.elements, r.servers, j)
-                                              : r.shard_sizes[static_cast<size_t>(j)];
-      held[c.participants.at(static_cast<size_t>(r.ranks + j))] += static_cast<double>(n);
-    }
+    const std::vector<int64_t> bounds = plan::ps_shard_bounds(r.servers, r.elements, r.shard_sizes);
+    for (int j = 0; j < r.servers; ++j)
+      held[c.participants.at(static_cast<size_t>(r.ranks + j))] +=
+          static_cast<double>(bounds[static_cast<size_t>(j) + 1] - bounds[static_cast<size_t>(j)]);
   }
   double total = 0.0, most = 0.0;
   for (const auto& [server, n] : held) total += n, most = std::max(most, n);

@@ -73,6 +73,9 @@ Schedule direct_allgather(int p, int64_t n, int64_t element_bytes);
 Schedule binomial_reduce(int p, int64_t n, int64_t element_bytes, int root);
 Schedule binomial_broadcast(int p, int64_t n, int64_t element_bytes, int root);
 
+// Shard j's slice of a parameter-server schedule is [bounds[j], bounds[j + 1]): equal parts of n over `servers`, or
+// the given shard_sizes (CollectiveOptions::shard_sizes: one per shard, summing to n).
+std::vector<int64_t> ps_shard_bounds(int servers, int64_t n, const std::vector<int64_t>& shard_sizes);
 // shard_sizes: the elements of each shard (CollectiveOptions::shard_sizes); empty: equal parts.
 Schedule ps_push(int workers, int servers, int64_t n, int64_t element_bytes,
                  const std::vector<int64_t>& shard_sizes = {});

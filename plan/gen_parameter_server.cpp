@@ -27,22 +27,6 @@ namespace scaletwin::plan {
 
 namespace {
 
-// Shard j's slice [bounds[j], bounds[j + 1]): equal parts, or the given sizes (checked: k of them, summing to n).
-std::vector<int64_t> shard_bounds(int k, int64_t n, const std::vector<int64_t>& sizes) {
-  std::vector<int64_t> bounds(static_cast<size_t>(k) + 1, 0);
-  if (sizes.empty()) {
-    for (int j = 0; j <= k; ++j) bounds[static_cast<size_t>(j)] = part_offset(n, k, j);
-    return bounds;
-  }
-  ST_ASSERT(static_cast<int>(sizes.size()) == k, fmt::format("ps: {} shard sizes for {} shards", sizes.size(), k));
-  for (int j = 0; j < k; ++j) {
-    ST_ASSERT(sizes[static_cast<size_t>(j)] >= 0, "ps: a negative shard size");
-    bounds[static_cast<size_t>(j) + 1] = bounds[static_cast<size_t>(j)] + sizes[static_cast<size_t>(j)];
-  }
-  ST_ASSERT(bounds.back() == n, fmt::format("ps: shard sizes summing to {} for {} elements", bounds.back(), n));
-  return bounds;
-}
-
 void add_push(ScheduleBuilder& b, int w, const std::vector<int64_t>& bounds) {
   for (size_t j = 0; j + 1 < bounds.size(); ++j) {
     const int64_t off = bounds[j], len = bounds[j + 1] - off;
@@ -81,8 +65,23 @@ void set_ps_model(Schedule& s, int w, const std::vector<int64_t>& bounds, Initia
 
 }  // namespace
 
+std::vector<int64_t> ps_shard_bounds(int k, int64_t n, const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> bounds(static_cast<size_t>(k) + 1, 0);
+  if (sizes.empty()) {
+    for (int j = 0; j <= k; ++j) bounds[static_cast<size_t>(j)] = part_offset(n, k, j);
+    return bounds;
+  }
+  ST_ASSERT(static_cast<int>(sizes.size()) == k, fmt::format("ps: {} shard sizes for {} shards", sizes.size(), k));
+  for (int j = 0; j < k; ++j) {
+    ST_ASSERT(sizes[static_cast<size_t>(j)] >= 0, "ps: a negative shard size");
+    bounds[static_cast<size_t>(j) + 1] = bounds[static_cast<size_t>(j)] + sizes[static_cast<size_t>(j)];
+  }
+  ST_ASSERT(bounds.back() == n, fmt::format("ps: shard sizes summing to {} for {} elements", bounds.back(), n));
+  return bounds;
+}
+
 Schedule ps_push(int workers, int servers, int64_t n, int64_t element_bytes, const std::vector<int64_t>& shard_sizes) {
-  const std::vector<int64_t> bounds = shard_bounds(servers, n, shard_sizes);
+  const std::vector<int64_t> bounds = ps_shard_bounds(servers, n, shard_sizes);
   ScheduleBuilder b("ps push", workers + servers, n, element_bytes);
   add_push(b, workers, bounds);
   Schedule s = b.finish();
@@ -92,7 +91,7 @@ Schedule ps_push(int workers, int servers, int64_t n, int64_t element_bytes, con
 }
 
 Schedule ps_pull(int workers, int servers, int64_t n, int64_t element_bytes, const std::vector<int64_t>& shard_sizes) {
-  const std::vector<int64_t> bounds = shard_bounds(servers, n, shard_sizes);
+  const std::vector<int64_t> bounds = ps_shard_bounds(servers, n, shard_sizes);
   ScheduleBuilder b("ps pull", workers + servers, n, element_bytes);
   add_pull(b, workers, bounds);
   Schedule s = b.finish();
@@ -107,7 +106,7 @@ Schedule ps_push_pull(int workers, int servers, int64_t n, int64_t element_bytes
                                   ps_pull(workers, servers, n, element_bytes, shard_sizes)),
                         "ps push_pull");
   s.collective = Collective::kPushPull;
-  set_ps_model(s, workers, shard_bounds(servers, n, shard_sizes), InitialData::kOwn, InitialData::kNone,
+  set_ps_model(s, workers, ps_shard_bounds(servers, n, shard_sizes), InitialData::kOwn, InitialData::kNone,
                Goal::kReducedAll, Goal::kReducedSlice);
   return s;
 }

@@ -50,10 +50,7 @@ PsScheme parse_ps(const JsonObject& obj) {
   ps.local_aggregation_stated = obj.has("local_aggregation");
   ps.local_aggregation = obj.get_bool("local_aggregation", false);
   ps.tensors_stated = obj.has("tensors");
-  const std::string tensors = obj.get_enum("tensors", {"sliced", "whole", "kvstore"}, std::string("sliced"));
-  ps.tensors = tensors == "whole" ? TensorPlacement::kWhole
-               : tensors == "kvstore" ? TensorPlacement::kKvstore
-                                      : TensorPlacement::kSliced;
+  ps.tensors = tensor_placement_named(obj.get_enum("tensors", tensor_placement_names(), std::string("sliced")));
   return ps;
 }
 
@@ -232,6 +229,18 @@ const char* tensor_placement_name(TensorPlacement t) {
     case TensorPlacement::kKvstore: return "kvstore";
   }
   return "?";
+}
+
+const std::vector<std::string>& tensor_placement_names() {
+  static const std::vector<std::string> names{"sliced", "whole", "kvstore"};
+  return names;
+}
+
+TensorPlacement tensor_placement_named(const std::string& name) {
+  for (const TensorPlacement t : {TensorPlacement::kSliced, TensorPlacement::kWhole, TensorPlacement::kKvstore})
+    if (name == tensor_placement_name(t)) return t;
+  ST_ASSERT(false, "no tensor placement \"" + name + "\"");
+  return TensorPlacement::kSliced;
 }
 
 const char* ps_placement_name(PsPlacement p) {

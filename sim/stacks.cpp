@@ -74,12 +74,9 @@ StackDescription parse_stack_description(const Json& json, const std::string& fi
       root, "ps_local_aggregation", "why the framework does or does not sum a node's gradients before they leave it");
   if (root.has("ps_tensors")) {
     const JsonObject o = root.get_object("ps_tensors");
-    const std::string value = o.get_enum("value", {"sliced", "whole", "kvstore"});
+    d.ps_tensors = plan::tensor_placement_named(o.get_enum("value", plan::tensor_placement_names()));
     if (o.get_string("source", "").empty()) o.fail("source", "how the framework places its tensors on the servers");
     o.finish();
-    d.ps_tensors = value == "whole" ? plan::TensorPlacement::kWhole
-                   : value == "kvstore" ? plan::TensorPlacement::kKvstore
-                                        : plan::TensorPlacement::kSliced;
   }
   if (root.has("ps_servers_per_node"))
     d.ps_servers_per_node = sourced_bool(root, "ps_servers_per_node",
