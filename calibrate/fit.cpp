@@ -305,6 +305,10 @@ FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calib
   // (scripts/fit-calibrations measures it for the shipped one): a start's does not carry over to a new fit, unless
   // only model factors moved (the dispatch and the runs it was measured on are the start's).
   if (!options.only_model_factors) result.calibration.dispatch_support.clear();
+  // The networks each device's values now rest on: these runs', and where only model factors moved, the start's too.
+  if (!options.only_model_factors) result.calibration.fitted_networks.clear();
+  for (const auto& [device, network] : surrogate.exercised().device_models)
+    result.calibration.fitted_networks[device].insert(network);
   result.runs = static_cast<int>(runs.size());
   result.configurations = static_cast<int>(surrogate.configurations());
   result.surrogate_mape = mape_of(problem.rate_residuals(problem.at(x)));
@@ -328,6 +332,7 @@ Json fit_to_json(const FitResult& r) {
   Json j = {{"parameters", values}, {"runs", r.runs}, {"configurations", r.configurations},
             {"simulations", r.simulations}, {"surrogate_mape", r.surrogate_mape}};
   if (!r.in_sample.rows.empty()) j["in_sample_mape"] = r.in_sample.mape;
+  for (const auto& [device, networks] : r.calibration.fitted_networks) j["networks"][device] = networks;
   return j;
 }
 

@@ -85,6 +85,17 @@ report::Validation validate_runs(const std::vector<MeasuredRun>& runs, const sim
         sim::simulate_points_forked(alternatives, parallel, sim::RunOptions{});
     for (size_t k = 0; k < of.size(); ++k) v.rows[of[k].first].alternatives[of[k].second] = under[k].images_per_sec;
   }
+  for (const SimJob& job : jobs) {
+    std::optional<report::UnfittedNetwork> unfitted = sim::unfitted_network(job.scenario, calibration);
+    if (!unfitted) continue;
+    const auto same = std::find_if(v.unfitted_networks.begin(), v.unfitted_networks.end(), [&](const auto& u) {
+      return u.first.network == unfitted->network && u.first.device == unfitted->device;
+    });
+    if (same != v.unfitted_networks.end())
+      ++same->second;
+    else
+      v.unfitted_networks.emplace_back(std::move(*unfitted), 1);
+  }
   report::set_intervals(v, calibration.prediction_log_sd);
   return v;
 }

@@ -2,6 +2,7 @@
 #include "report/report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -136,6 +137,24 @@ std::string dispatch_beyond_note(const DispatchBeyondSupport& beyond) {
                      beyond.stack, 100.0 * beyond.share, beyond.batch_per_gpu, 100.0 * beyond.support);
 }
 
+std::string unfitted_network_note(const UnfittedNetwork& u) {
+  std::string note = fmt::format("{} is not among the networks the calibration was fitted on for {} ({})", u.network,
+                                 u.device, fmt::join(u.fitted, ", "));
+  if (u.left_out_folds > 0)
+    note += fmt::format(": the {} network{} its cross-validation left out {} predicted {:.1f}-{:.1f}% off", u.left_out_folds,
+                        u.left_out_folds == 1 ? "" : "s", u.left_out_folds == 1 ? "was" : "were", u.left_out_mape_low,
+                        u.left_out_mape_high);
+  return note + "; a factor of its own from its one-GPU runs narrows that (calibrate --model-factors-only, "
+                "calibrate/README.md)";
+}
+
+Json unfitted_network_to_json(const UnfittedNetwork& u) {
+  Json j = {{"network", u.network}, {"device", u.device}, {"fitted", u.fitted}};
+  if (u.left_out_folds > 0)
+    j["left_out_networks"] = {{"folds", u.left_out_folds}, {"mape", {u.left_out_mape_low, u.left_out_mape_high}}};
+  return j;
+}
+
 std::string error_label(double error) { return fmt::format("{:+.1f}%", 100.0 * error); }
 
 Json report_to_json(const Report& r) {
@@ -165,6 +184,7 @@ Json report_to_json(const Report& r) {
     out["dispatch_beyond_support"] = {{"stack", r.dispatch_beyond->stack}, {"share", r.dispatch_beyond->share},
                                       {"support", r.dispatch_beyond->support}};
   for (const auto& [what, note] : r.alternative_notes) out["alternatives"][what] = note;
+  if (r.unfitted_network) out["unfitted_network"] = unfitted_network_to_json(*r.unfitted_network);
   return out;
 }
 
@@ -178,6 +198,7 @@ std::string report_table(const Report& r) {
                            ? fmt::format("; 90% interval of images/s from its cross-validated error (x{:.3f}^-+1)",
                                          interval_factor(r.interval_log_sd))
                            : std::string());
+  if (r.unfitted_network) out << unfitted_network_note(*r.unfitted_network) << "\n";
   if (r.assumed_rate) out << assumed_rate_note(*r.assumed_rate) << "\n";
   for (const auto& [what, note] : r.alternative_notes) out << note << "\n";
   out << fmt::format("{:>5} {:>5} {:>12} {:>12} {:>19} {:>8} {:>7} {:>9} {:>11} {:>12} {:>10}\n", "gpus", "nodes",

@@ -90,6 +90,22 @@ struct DispatchBeyondSupport {
 // was fitted on: the interval covers the prediction without the dispatch too".
 std::string dispatch_beyond_note(const DispatchBeyondSupport& beyond);
 
+// A network that the calibration's values for its device were not fitted on (sim::Calibration::fitted_networks):
+// the networks they were, and the held-out MAPE of the cross-validation folds that left a network out (the
+// smallest and the largest; folds 0 when the calibration records none).
+struct UnfittedNetwork {
+  std::string network;
+  std::string device;
+  std::vector<std::string> fitted;
+  int left_out_folds = 0;
+  double left_out_mape_low = 0.0, left_out_mape_high = 0.0;  // percent
+};
+
+// "resnet101_v1 is not among the networks the calibration was fitted on for Tesla K80 (one GK210) (alexnet, ...):
+// the 5 networks its cross-validation left out were predicted 0.8-17.2% off; ...".
+std::string unfitted_network_note(const UnfittedNetwork& unfitted);
+Json unfitted_network_to_json(const UnfittedNetwork& unfitted);
+
 struct Report {
   std::string scenario;
   std::string scheme;
@@ -110,6 +126,8 @@ struct Report {
   // Set where the step leans on its dispatch beyond the calibration's support: every point is simulated without
   // the dispatch too (PointResult::alternatives "without_dispatch"), and its interval covers both.
   std::optional<DispatchBeyondSupport> dispatch_beyond;
+  // Set where the scenario's network is not among those the calibration was fitted on for its device.
+  std::optional<UnfittedNetwork> unfitted_network;
   // One line per alternative the points were also simulated under (PointResult::alternatives): what and why.
   std::map<std::string, std::string> alternative_notes;
   std::vector<PointResult> predictions;

@@ -112,6 +112,11 @@ Json validation_to_json(const Validation& v) {
     if (r.dispatch_share > 0.0) out["runs"][i]["dispatch_share"] = r.dispatch_share;
   }
   if (!v.dispatch_support.empty()) out["dispatch_support"] = v.dispatch_support;
+  for (const auto& [unfitted, runs] : v.unfitted_networks) {
+    Json j = unfitted_network_to_json(unfitted);
+    j["runs"] = runs;
+    out["unfitted_networks"].push_back(std::move(j));
+  }
   if (v.interval_log_sd > 0.0) {
     out["interval"] = {{"level", 0.9}, {"log_sd", v.interval_log_sd}, {"inside", v.inside_interval},
                        {"runs", v.rows.size()}};
@@ -159,6 +164,8 @@ std::string validation_table(const Validation& v) {
   if (v.interval_log_sd > 0.0)
     out += fmt::format("inside the 90% prediction interval: {} of {} runs ({:.0f}%)\n", v.inside_interval,
                        v.rows.size(), v.rows.empty() ? 0.0 : 100.0 * v.inside_interval / static_cast<double>(v.rows.size()));
+  for (const auto& [unfitted, runs] : v.unfitted_networks)
+    out += fmt::format("{} run{}: {}\n", runs, runs == 1 ? "" : "s", unfitted_network_note(unfitted));
   const auto ranged = std::count_if(v.rows.begin(), v.rows.end(),
                                     [](const ValidationRow& r) { return r.range_high_images_per_sec > 0.0; });
   if (ranged > 0)

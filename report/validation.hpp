@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/json_reader.hpp"
+#include "report/report.hpp"
 #include "report/run_record.hpp"
 
 namespace scaletwin::report {
@@ -81,6 +82,9 @@ struct Validation {
   // The largest dispatch_share of each stack's rows (what a calibration fitted on these runs supports:
   // scripts/fit-calibrations writes it into the calibration's prediction_interval.dispatch_support).
   std::map<std::string, double> dispatch_support;
+  // The networks of the rows that the calibration was not fitted on for their device (sim::unfitted_network), each
+  // with its number of rows.
+  std::vector<std::pair<UnfittedNetwork, int>> unfitted_networks;
   std::vector<std::string> group_fields;  // set_groups: what the rows are grouped by (none: no groups)
   std::vector<ValidationGroup> groups;    // sorted by their values
 };

@@ -291,7 +291,6 @@ Calibration parse_calibration(const Json& json, const std::string& file) {
   if (root.get_string("format") != "scaletwin-calibration/1") root.fail("format", "\"scaletwin-calibration/1\"");
   root.ignore("comment");
   root.ignore("source");
-  root.ignore("fit");  // calibrate may store fit diagnostics
   root.ignore("provenance");
   Calibration c = default_calibration();
   if (root.has("devices")) {
@@ -326,7 +325,31 @@ Calibration parse_calibration(const Json& json, const std::string& file) {
         c.dispatch_support[item.key()] = support.get_number(item.key(), std::nullopt, 0.0, 1.0);
       support.finish();
     }
+    if (pi.has("folds")) {
+      const Json& folds = pi.get_array("folds");
+      for (size_t i = 0; i < folds.size(); ++i) {
+        const JsonObject f(folds[i], file, pi.path_of("folds") + "/" + std::to_string(i));
+        c.cross_validation_folds.push_back({f.get_string("fold"), static_cast<int>(f.get_int("runs", 0, 0, 1 << 30)),
+                                            f.get_number("mape", std::nullopt, 0.0, 1e6)});
+        f.finish();
+      }
+    }
     for (const auto& item : pi.raw().items()) pi.ignore(item.key());  // how it was measured, for people
+  }
+  if (root.has("fit")) {  // calibrate's diagnostics, for people, and the networks it fitted
+    const JsonObject fit = root.get_object("fit");
+    if (fit.has("networks")) {
+      const JsonObject networks = fit.get_object("networks");
+      for (const auto& item : networks.raw().items()) {
+        const Json& names = networks.get_array(item.key());
+        for (size_t i = 0; i < names.size(); ++i) {
+          if (!names[i].is_string())
+            throw InputError(file, networks.path_of(item.key()) + "/" + std::to_string(i), "a network's name");
+          c.fitted_networks[item.key()].insert(names[i].get<std::string>());
+        }
+      }
+    }
+    for (const auto& item : fit.raw().items()) fit.ignore(item.key());
   }
   if (root.has("stacks")) {
     JsonObject stacks = root.get_object("stacks");
@@ -373,6 +396,9 @@ Json calibration_to_json(const Calibration& c) {
   j["stacks"] = stacks;
   if (c.prediction_log_sd > 0.0) j["prediction_interval"] = {{"log_sd", c.prediction_log_sd}};
   if (!c.dispatch_support.empty()) j["prediction_interval"]["dispatch_support"] = c.dispatch_support;
+  if (c.prediction_log_sd > 0.0)
+    for (const Calibration::Fold& f : c.cross_validation_folds)
+      j["prediction_interval"]["folds"].push_back({{"fold", f.fold}, {"runs", f.runs}, {"mape", f.mape}});
   return j;
 }
 

@@ -179,6 +179,22 @@ std::optional<report::DispatchBeyondSupport> dispatch_beyond_support(const Dispa
   return report::DispatchBeyondSupport{dispatch.stack, batch_per_gpu, share, support->second};
 }
 
+std::optional<report::UnfittedNetwork> unfitted_network(const plan::Scenario& scenario, const Calibration& calibration) {
+  const std::string device = plan::load_scenario_cluster_spec(scenario).node.device.name;
+  const auto fitted = calibration.fitted_networks.find(device);
+  if (fitted == calibration.fitted_networks.end() || fitted->second.empty()) return std::nullopt;
+  const std::string network = plan::load_scenario_model(scenario).name;
+  if (fitted->second.count(network) != 0) return std::nullopt;
+  report::UnfittedNetwork out{network, device, {fitted->second.begin(), fitted->second.end()}};
+  for (const Calibration::Fold& f : calibration.cross_validation_folds) {
+    if (!f.fold.starts_with("model!=")) continue;
+    out.left_out_mape_low = out.left_out_folds == 0 ? f.mape : std::min(out.left_out_mape_low, f.mape);
+    out.left_out_mape_high = std::max(out.left_out_mape_high, f.mape);
+    ++out.left_out_folds;
+  }
+  return out;
+}
+
 Calibration without_dispatch(const Calibration& calibration, const std::string& stack) {
   Calibration c = calibration;
   c.stacks[stack].op_overhead_s = 0.0;
@@ -243,6 +259,7 @@ report::Report predict(const plan::Scenario& scenario, const PredictOptions& opt
   const WorkerStep step = worker_step(scenario, options.calibration);  // the dispatch's reach and the alternatives
   report.dispatch_beyond = dispatch_beyond_support(dispatch_cost(step), scenario.batch_per_gpu, options.calibration);
   report.calibration_source = options.calibration_source;
+  report.unfitted_network = unfitted_network(scenario, options.calibration);
   report.interval_log_sd = options.calibration.prediction_log_sd;
   const std::vector<int> gpus = sweep_of(scenario, options.gpus);
   double base_images_per_sec = 0.0;

@@ -154,6 +154,7 @@ TEST_CASE("calibrate --model-factors-only fits one model's own factor and keeps 
   const auto runs = synthetic_runs({{"vgg16", 16, 1, kNoComm}, {"vgg16", 32, 1, kNoComm}}, truth);
   sim::Calibration start = sim::default_calibration();
   start.dispatch_support = {{"tensorflow", 0.2}};  // measured on the start's runs, which the factor leaves alone
+  start.fitted_networks[kK80] = {"resnet50"};       // the start's runs' networks: the factor adds its own
   FitOptions options;
   options.only_model_factors = true;
   options.outer_iterations = 1;
@@ -170,12 +171,15 @@ TEST_CASE("calibrate --model-factors-only fits one model's own factor and keeps 
   CHECK(got.op_overhead_s == was.op_overhead_s);
   CHECK(got.parallel_half_elements == was.parallel_half_elements);
   CHECK(fit.calibration.dispatch_support == start.dispatch_support);
+  CHECK(fit.calibration.fitted_networks.at(kK80) == std::set<std::string>{"resnet50", "vgg16"});
+  CHECK(fit_to_json(fit).at("networks").at(kK80) == Json({"resnet50", "vgg16"}));
   CHECK(fit.in_sample.mape < 0.5);
   options.only_model_factors = false;
   options.model_factors = true;
   options.validate = false;
-  for (const FittedValue& v : fit_calibration(runs, start, options).values)
-    CHECK(v.name.find("/model_factors/") == std::string::npos);
+  const FitResult full = fit_calibration(runs, start, options);
+  for (const FittedValue& v : full.values) CHECK(v.name.find("/model_factors/") == std::string::npos);
+  CHECK(full.calibration.fitted_networks.at(kK80) == std::set<std::string>{"vgg16"});  // a new fit: its runs' only
 }
 
 TEST_CASE("a device's sourced fields keep their start values unless --fit or --free names them", "[unit]") {

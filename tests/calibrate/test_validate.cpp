@@ -359,6 +359,25 @@ TEST_CASE("validate measures each stack's dispatch and covers a run beyond its s
   CHECK(validate_runs(parse_measurements(doc, "m.json"), bare, 2).rows[0].alternatives.empty());
 }
 
+TEST_CASE("validate counts the runs of networks the calibration was not fitted on", "[unit]") {
+  const auto run = [](const std::string& id, const std::string& model) {
+    return Json{{"id", id}, {"cluster", "aws-p2.xlarge"}, {"nodes", 1}, {"gpus_per_node", 1}, {"model", model},
+                {"batch_per_gpu", 32}, {"images_per_sec", 40.0}, {"scheme", {{"name", "allreduce"}}}};
+  };
+  const Json doc = {{"format", "scaletwin-measurements/1"},
+                    {"runs", {run("a", "resnet101_v1"), run("b", "resnet50_v1"), run("c", "resnet101_v1")}}};
+  scaletwin::sim::Calibration c = scaletwin::sim::default_calibration();
+  c.fitted_networks["Tesla K80 (one GK210)"] = {"resnet50_v1"};
+  const Validation v = validate_runs(parse_measurements(doc, "m.json"), c, 2);
+  REQUIRE(v.unfitted_networks.size() == 1);
+  CHECK(v.unfitted_networks[0].first.network == "resnet101_v1");
+  CHECK(v.unfitted_networks[0].second == 2);
+  CHECK_THAT(validation_table(v), Catch::Contains("2 runs: resnet101_v1 is not among the networks"));
+  const Json j = validation_to_json(v);
+  CHECK(j.at("unfitted_networks").at(0).at("runs") == 2);
+  CHECK(j.at("unfitted_networks").at(0).at("fitted") == Json({"resnet50_v1"}));
+}
+
 TEST_CASE("validate simulates each run as predict would: message level up to 64 GPUs, the fast mode above", "[unit]") {
   const Json doc = {{"format", "scaletwin-measurements/1"},
                     {"runs",

@@ -191,3 +191,35 @@ TEST_CASE("calibration files round-trip and unknown keys are rejected", "[unit]"
     CHECK(e.json_path() == "/devices/" + k80 + "/sourced/1");
   }
 }
+
+TEST_CASE("a calibration file names the networks it was fitted on and keeps its cross-validation folds", "[unit]") {
+  const std::string k80 = "Tesla K80 (one GK210)";
+  Json file = {{"format", "scaletwin-calibration/1"},
+               {"prediction_interval",
+                {{"log_sd", 0.1},
+                 {"method", "for people"},
+                 {"folds", {{{"fold", "model!=vgg16"}, {"runs", 16}, {"mape", 17.2}},
+                            {{"fold", "nodes<=1"}, {"runs", 3}, {"mape", 2.0}}}}}},
+               {"fit", {{"in_sample_mape", 5.2}, {"networks", {{k80, {"alexnet", "resnet50_v1"}}}}}}};
+  const sim::Calibration c = sim::parse_calibration(file, "c.json");
+  CHECK(c.fitted_networks.at(k80) == std::set<std::string>{"alexnet", "resnet50_v1"});
+  REQUIRE(c.cross_validation_folds.size() == 2);
+  CHECK(c.cross_validation_folds[0].fold == "model!=vgg16");
+  CHECK(c.cross_validation_folds[0].runs == 16);
+  CHECK(c.cross_validation_folds[0].mape == 17.2);
+  // The folds are the interval's evidence: written back with it (calibrate --model-factors-only keeps both).
+  const sim::Calibration back = sim::parse_calibration(sim::calibration_to_json(c), "back.json");
+  REQUIRE(back.cross_validation_folds.size() == 2);
+  CHECK(back.cross_validation_folds[1].fold == "nodes<=1");
+  CHECK(back.cross_validation_folds[1].mape == 2.0);
+  file["fit"]["networks"][k80] = {"alexnet", 3};
+  try {
+    sim::parse_calibration(file, "c.json");
+    FAIL("no InputError");
+  } catch (const InputError& e) {
+    CHECK(e.json_path() == "/fit/networks/" + k80 + "/1");
+  }
+  file["fit"]["networks"][k80] = {"alexnet"};
+  file["prediction_interval"]["folds"][0].erase("mape");
+  CHECK_THROWS_AS(sim::parse_calibration(file, "c.json"), InputError);
+}

@@ -509,6 +509,41 @@ TEST_CASE("predict names its calibration: shipped by device, none, or a file", "
   CHECK(sim::choose_calibration("", "Tesla K80 (one GK210)").source == "calibrations/k80.json (shipped)");
 }
 
+TEST_CASE("predict says when a network is not among those the calibration was fitted on for the device", "[sim]") {
+  const auto scenario = [](const std::string& model) {
+    return plan::parse_scenario(Json{{"name", "u"}, {"model", model}, {"cluster", "aws-p2.xlarge"},
+                                     {"batch_per_gpu", 32}, {"scheme", {{"name", "allreduce"}}}},
+                                "u.json");
+  };
+  sim::Calibration c = sim::default_calibration();
+  CHECK_FALSE(sim::unfitted_network(scenario("resnet101_v1"), c));  // a calibration that names none says nothing
+  c.fitted_networks["Tesla K80 (one GK210)"] = {"vgg16", "resnet50_v1"};
+  c.fitted_networks["H200 SXM"] = {"resnet101_v1"};  // another device's networks do not count
+  c.cross_validation_folds = {{"model!=vgg16", 16, 17.2}, {"nodes<=1", 3, 2.0}, {"model!=resnet152", 16, 0.8}};
+  CHECK_FALSE(sim::unfitted_network(scenario("resnet50_v1"), c));
+  const auto unfitted = sim::unfitted_network(scenario("resnet101_v1"), c);
+  REQUIRE(unfitted);
+  CHECK(unfitted->network == "resnet101_v1");
+  CHECK(unfitted->device == "Tesla K80 (one GK210)");
+  CHECK(unfitted->fitted == std::vector<std::string>{"resnet50_v1", "vgg16"});
+  CHECK(unfitted->left_out_folds == 2);  // the folds that left a network out, not the scale fold
+  CHECK(unfitted->left_out_mape_low == 0.8);
+  CHECK(unfitted->left_out_mape_high == 17.2);
+  CHECK_THAT(report::unfitted_network_note(*unfitted),
+             Catch::StartsWith("resnet101_v1 is not among the networks the calibration was fitted on for Tesla K80 "
+                               "(one GK210) (resnet50_v1, vgg16): the 2 networks its cross-validation left out were "
+                               "predicted 0.8-17.2% off"));
+  sim::PredictOptions options;
+  options.calibration = c;
+  options.gpus = {1};
+  const report::Report r = sim::predict(scenario("resnet101_v1"), options);
+  REQUIRE(r.unfitted_network);
+  CHECK_THAT(report::report_table(r), Catch::Contains("resnet101_v1 is not among the networks"));
+  const Json j = report::report_to_json(r);
+  CHECK(j.at("unfitted_network").at("left_out_networks").at("mape") == Json({0.8, 17.2}));
+  CHECK_FALSE(report::report_to_json(sim::predict(scenario("vgg16"), options)).contains("unfitted_network"));
+}
+
 TEST_CASE("a step that leans on the dispatch beyond the calibration's support is predicted without it too",
           "[sim]") {
   // TensorFlow's ResNet-50 (v1) on one K80: the floor adds 13% of the step at batch 32, about 47% at batch 8.
