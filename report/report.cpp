@@ -141,9 +141,9 @@ std::string unfitted_network_note(const UnfittedNetwork& u) {
   std::string note = fmt::format("{} is not among the networks the calibration was fitted on for {} ({})", u.network,
                                  u.device, fmt::join(u.fitted, ", "));
   if (u.left_out_folds > 0)
-    note += fmt::format(": the {} network{} its cross-validation left out {} predicted {:.1f}-{:.1f}% off", u.left_out_folds,
-                        u.left_out_folds == 1 ? "" : "s", u.left_out_folds == 1 ? "was" : "were", u.left_out_mape_low,
-                        u.left_out_mape_high);
+    note += fmt::format(": the {} network{} its cross-validation left out {} predicted {:.1f}-{:.1f}% off",
+                        u.left_out_folds, u.left_out_folds == 1 ? "" : "s", u.left_out_folds == 1 ? "was" : "were",
+                        u.left_out_mape_low, u.left_out_mape_high);
   return note + "; a factor of its own from its one-GPU runs narrows that (calibrate --model-factors-only, "
                 "calibrate/README.md)";
 }

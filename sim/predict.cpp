@@ -179,7 +179,8 @@ std::optional<report::DispatchBeyondSupport> dispatch_beyond_support(const Dispa
   return report::DispatchBeyondSupport{dispatch.stack, batch_per_gpu, share, support->second};
 }
 
-std::optional<report::UnfittedNetwork> unfitted_network(const plan::Scenario& scenario, const Calibration& calibration) {
+std::optional<report::UnfittedNetwork> unfitted_network(const plan::Scenario& scenario,
+                                                        const Calibration& calibration) {
   const std::string device = plan::load_scenario_cluster_spec(scenario).node.device.name;
   const auto fitted = calibration.fitted_networks.find(device);
   if (fitted == calibration.fitted_networks.end() || fitted->second.empty()) return std::nullopt;

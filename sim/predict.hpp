@@ -132,7 +132,8 @@ std::optional<report::DispatchBeyondSupport> dispatch_beyond_support(const Dispa
 // were fitted on (Calibration::fitted_networks), which ones were and how far off the cross-validation's
 // left-out-network folds ("model!=...") predicted theirs. nullopt where the calibration lists no networks for the
 // device (it was not fitted there, or does not say) or lists this one.
-std::optional<report::UnfittedNetwork> unfitted_network(const plan::Scenario& scenario, const Calibration& calibration);
+std::optional<report::UnfittedNetwork> unfitted_network(const plan::Scenario& scenario,
+                                                        const Calibration& calibration);
 
 // `calibration` without the dispatch of stack `stack`.
 Calibration without_dispatch(const Calibration& calibration, const std::string& stack);
