@@ -85,9 +85,12 @@ report::Validation validate_runs(const std::vector<MeasuredRun>& runs, const sim
         sim::simulate_points_forked(alternatives, parallel, sim::RunOptions{});
     for (size_t k = 0; k < of.size(); ++k) v.rows[of[k].first].alternatives[of[k].second] = under[k].images_per_sec;
   }
-  for (const SimJob& job : jobs) {
-    std::optional<report::UnfittedNetwork> unfitted = sim::unfitted_network(job.scenario, calibration);
+  // A run of a network the calibration was not fitted on gets its interval from the left-out-network folds.
+  std::vector<double> row_log_sd(jobs.size(), calibration.prediction_log_sd);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    std::optional<report::UnfittedNetwork> unfitted = sim::unfitted_network(jobs[i].scenario, calibration);
     if (!unfitted) continue;
+    if (unfitted->interval_log_sd > 0.0) row_log_sd[i] = unfitted->interval_log_sd;
     const auto same = std::find_if(v.unfitted_networks.begin(), v.unfitted_networks.end(), [&](const auto& u) {
       return u.first.network == unfitted->network && u.first.device == unfitted->device;
     });
@@ -96,7 +99,7 @@ report::Validation validate_runs(const std::vector<MeasuredRun>& runs, const sim
     else
       v.unfitted_networks.emplace_back(std::move(*unfitted), 1);
   }
-  report::set_intervals(v, calibration.prediction_log_sd);
+  report::set_intervals(v, calibration.prediction_log_sd, row_log_sd);
   return v;
 }
 

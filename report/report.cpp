@@ -144,6 +144,8 @@ std::string unfitted_network_note(const UnfittedNetwork& u) {
     note += fmt::format(": the {} network{} its cross-validation left out {} predicted {:.1f}-{:.1f}% off",
                         u.left_out_folds, u.left_out_folds == 1 ? "" : "s", u.left_out_folds == 1 ? "was" : "were",
                         u.left_out_mape_low, u.left_out_mape_high);
+  if (u.interval_log_sd > 0.0)
+    note += fmt::format(", and its interval is drawn from theirs (x{:.3f}^-+1)", interval_factor(u.interval_log_sd));
   return note + "; a factor of its own from its one-GPU runs narrows that (calibrate --model-factors-only, "
                 "calibrate/README.md)";
 }
@@ -152,6 +154,7 @@ Json unfitted_network_to_json(const UnfittedNetwork& u) {
   Json j = {{"network", u.network}, {"device", u.device}, {"fitted", u.fitted}};
   if (u.left_out_folds > 0)
     j["left_out_networks"] = {{"folds", u.left_out_folds}, {"mape", {u.left_out_mape_low, u.left_out_mape_high}}};
+  if (u.interval_log_sd > 0.0) j["interval_log_sd"] = u.interval_log_sd;
   return j;
 }
 

@@ -92,13 +92,16 @@ std::string dispatch_beyond_note(const DispatchBeyondSupport& beyond);
 
 // A network that the calibration's values for its device were not fitted on (sim::Calibration::fitted_networks):
 // the networks they were, and the held-out MAPE of the cross-validation folds that left a network out (the
-// smallest and the largest; folds 0 when the calibration records none).
+// smallest and the largest; folds 0 when the calibration records none). interval_log_sd: the spread its interval is
+// drawn from, the root mean square of log(predicted / measured) over those folds' runs where that is wider than the
+// calibration's over all folds (a network the fit never saw is predicted as those were); 0: the calibration's.
 struct UnfittedNetwork {
   std::string network;
   std::string device;
   std::vector<std::string> fitted;
   int left_out_folds = 0;
   double left_out_mape_low = 0.0, left_out_mape_high = 0.0;  // percent
+  double interval_log_sd = 0.0;
 };
 
 // "resnet101_v1 is not among the networks the calibration was fitted on for Tesla K80 (one GK210) (alexnet, ...):

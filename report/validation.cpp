@@ -45,16 +45,19 @@ Validation make_validation(const std::vector<RunRecord>& measured, const std::ve
   return make_validation(ids, measured_rate, predicted_rate);
 }
 
-void set_intervals(Validation& v, double log_sd) {
+void set_intervals(Validation& v, double log_sd, const std::vector<double>& row_log_sd) {
+  ST_ASSERT(row_log_sd.empty() || row_log_sd.size() == v.rows.size(), "validation: one interval spread per row");
   v.interval_log_sd = log_sd;
   v.inside_interval = 0;
-  for (ValidationRow& r : v.rows) {
+  for (size_t i = 0; i < v.rows.size(); ++i) {
+    ValidationRow& r = v.rows[i];
+    const double sd = row_log_sd.empty() ? log_sd : row_log_sd[i];
     r.interval_low = r.interval_high = 0.0;
     const std::vector<double> alternatives =
         alternative_rates(r.range_low_images_per_sec, r.range_high_images_per_sec, r.alternatives);
-    if (log_sd <= 0.0 && alternatives.empty()) continue;
+    if (sd <= 0.0 && alternatives.empty()) continue;
     const double x = r.predicted_images_per_sec;
-    const auto [lo, hi] = interval_ratios(log_sd, x, alternatives);
+    const auto [lo, hi] = interval_ratios(sd, x, alternatives);
     r.interval_low = x * lo;
     r.interval_high = x * hi;
     if (r.inside_interval()) ++v.inside_interval;

@@ -96,9 +96,9 @@ Validation make_validation(const std::vector<std::string>& ids, const std::vecto
 // images/s from both.
 Validation make_validation(const std::vector<RunRecord>& measured, const std::vector<RunRecord>& predicted);
 
-// Sets every row's 90% interval from log_sd and its range (interval_ratios) and counts the measured figures inside;
-// with log_sd 0 only rows with a range get one.
-void set_intervals(Validation& v, double log_sd);
+// Sets every row's 90% interval from log_sd (row i's from row_log_sd[i] where given) and its range
+// (interval_ratios) and counts the measured figures inside; with log_sd 0 only rows with a range get one.
+void set_intervals(Validation& v, double log_sd, const std::vector<double>& row_log_sd = {});
 
 // Groups the rows by `keys` (keys[i]: the values of `fields` for row i), after set_intervals; groups sorted by
 // their values, numbers as numbers (nodes 2 before 16).

@@ -330,7 +330,8 @@ Calibration parse_calibration(const Json& json, const std::string& file) {
       for (size_t i = 0; i < folds.size(); ++i) {
         const JsonObject f(folds[i], file, pi.path_of("folds") + "/" + std::to_string(i));
         c.cross_validation_folds.push_back({f.get_string("fold"), static_cast<int>(f.get_int("runs", 0, 0, 1 << 30)),
-                                            f.get_number("mape", std::nullopt, 0.0, 1e6)});
+                                            f.get_number("mape", std::nullopt, 0.0, 1e6),
+                                            f.get_number("log_sd", 0.0, 0.0, 10.0)});
         f.finish();
       }
     }
@@ -398,7 +399,9 @@ Json calibration_to_json(const Calibration& c) {
   if (!c.dispatch_support.empty()) j["prediction_interval"]["dispatch_support"] = c.dispatch_support;
   if (c.prediction_log_sd > 0.0)
     for (const Calibration::Fold& f : c.cross_validation_folds)
-      j["prediction_interval"]["folds"].push_back({{"fold", f.fold}, {"runs", f.runs}, {"mape", f.mape}});
+      j["prediction_interval"]["folds"].push_back(
+          f.log_sd > 0.0 ? Json{{"fold", f.fold}, {"runs", f.runs}, {"mape", f.mape}, {"log_sd", f.log_sd}}
+                         : Json{{"fold", f.fold}, {"runs", f.runs}, {"mape", f.mape}});
   return j;
 }
 

@@ -174,14 +174,15 @@ struct Calibration {
   // step that leans on it further is predicted without the dispatch too, and its interval covers both
   // (sim/predict.hpp: dispatch_beyond_support). A stack without an entry: no such check.
   std::map<std::string, double> dispatch_support;
-  // "prediction_interval": {"folds": [{"fold": "model!=vgg16", "runs": 16, "mape": 17.2}, ...]}: the
-  // cross-validation's folds (scripts/fit-calibrations), each the filter of the runs fitted, how many others it
-  // predicted and their MAPE. The folds that left a network out ("model!=...") say how far off a network the fit
-  // never saw is predicted (sim/predict.hpp: unfitted_network).
+  // "prediction_interval": {"folds": [{"fold": "model!=vgg16", "runs": 16, "mape": 17.2, "log_sd": 0.17}, ...]}:
+  // the cross-validation's folds (scripts/fit-calibrations), each the filter of the runs fitted, how many others it
+  // predicted, their MAPE and the RMS of their log(predicted / measured). The folds that left a network out
+  // ("model!=...") say how far off a network the fit never saw is predicted (sim/predict.hpp: unfitted_network).
   struct Fold {
     std::string fold;
     int runs = 0;
-    double mape = 0.0;  // percent
+    double mape = 0.0;    // percent
+    double log_sd = 0.0;  // 0: not recorded
   };
   std::vector<Fold> cross_validation_folds;
   // "fit": {"networks": {"Tesla K80 (one GK210)": ["alexnet", ...]}}: the networks (models::Model::name) of the runs

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "core/error.hpp"
@@ -187,12 +188,20 @@ std::optional<report::UnfittedNetwork> unfitted_network(const plan::Scenario& sc
   const std::string network = plan::load_scenario_model(scenario).name;
   if (fitted->second.count(network) != 0) return std::nullopt;
   report::UnfittedNetwork out{network, device, {fitted->second.begin(), fitted->second.end()}};
+  double squares = 0.0, runs = 0.0;
+  bool spread = true;  // every left-out-network fold recorded its spread
   for (const Calibration::Fold& f : calibration.cross_validation_folds) {
     if (!f.fold.starts_with("model!=")) continue;
     out.left_out_mape_low = out.left_out_folds == 0 ? f.mape : std::min(out.left_out_mape_low, f.mape);
     out.left_out_mape_high = std::max(out.left_out_mape_high, f.mape);
     ++out.left_out_folds;
+    spread = spread && f.log_sd > 0.0 && f.runs > 0;
+    squares += f.runs * f.log_sd * f.log_sd;
+    runs += f.runs;
   }
+  if (spread && runs > 0.0 && calibration.prediction_log_sd > 0.0 &&
+      std::sqrt(squares / runs) > calibration.prediction_log_sd)
+    out.interval_log_sd = std::sqrt(squares / runs);
   return out;
 }
 
@@ -261,7 +270,9 @@ report::Report predict(const plan::Scenario& scenario, const PredictOptions& opt
   report.dispatch_beyond = dispatch_beyond_support(dispatch_cost(step), scenario.batch_per_gpu, options.calibration);
   report.calibration_source = options.calibration_source;
   report.unfitted_network = unfitted_network(scenario, options.calibration);
-  report.interval_log_sd = options.calibration.prediction_log_sd;
+  report.interval_log_sd = report.unfitted_network && report.unfitted_network->interval_log_sd > 0.0
+                               ? report.unfitted_network->interval_log_sd
+                               : options.calibration.prediction_log_sd;
   const std::vector<int> gpus = sweep_of(scenario, options.gpus);
   double base_images_per_sec = 0.0;
   for (int g : gpus) {

@@ -368,7 +368,15 @@ TEST_CASE("validate counts the runs of networks the calibration was not fitted o
                     {"runs", {run("a", "resnet101_v1"), run("b", "resnet50_v1"), run("c", "resnet101_v1")}}};
   scaletwin::sim::Calibration c = scaletwin::sim::default_calibration();
   c.fitted_networks["Tesla K80 (one GK210)"] = {"resnet50_v1"};
+  c.prediction_log_sd = 0.05;
+  c.cross_validation_folds = {{"model!=vgg16", 10, 12.0, 0.2}};
   const Validation v = validate_runs(parse_measurements(doc, "m.json"), c, 2);
+  // The unseen network's runs get the left-out folds' interval, the fitted one the calibration's.
+  const auto factor = [](const ValidationRow& r) { return r.interval_high / r.predicted_images_per_sec; };
+  CHECK(factor(v.rows[0]) == Approx(std::exp(1.6448536269514722 * 0.2)));
+  CHECK(factor(v.rows[1]) == Approx(std::exp(1.6448536269514722 * 0.05)));
+  CHECK(factor(v.rows[2]) == Approx(std::exp(1.6448536269514722 * 0.2)));
+  CHECK(v.interval_log_sd == 0.05);
   REQUIRE(v.unfitted_networks.size() == 1);
   CHECK(v.unfitted_networks[0].first.network == "resnet101_v1");
   CHECK(v.unfitted_networks[0].second == 2);

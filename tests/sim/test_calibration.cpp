@@ -198,7 +198,7 @@ TEST_CASE("a calibration file names the networks it was fitted on and keeps its 
                {"prediction_interval",
                 {{"log_sd", 0.1},
                  {"method", "for people"},
-                 {"folds", {{{"fold", "model!=vgg16"}, {"runs", 16}, {"mape", 17.2}},
+                 {"folds", {{{"fold", "model!=vgg16"}, {"runs", 16}, {"mape", 17.2}, {"log_sd", 0.17}},
                             {{"fold", "nodes<=1"}, {"runs", 3}, {"mape", 2.0}}}}}},
                {"fit", {{"in_sample_mape", 5.2}, {"networks", {{k80, {"alexnet", "resnet50_v1"}}}}}}};
   const sim::Calibration c = sim::parse_calibration(file, "c.json");
@@ -207,11 +207,14 @@ TEST_CASE("a calibration file names the networks it was fitted on and keeps its 
   CHECK(c.cross_validation_folds[0].fold == "model!=vgg16");
   CHECK(c.cross_validation_folds[0].runs == 16);
   CHECK(c.cross_validation_folds[0].mape == 17.2);
+  CHECK(c.cross_validation_folds[0].log_sd == 0.17);
+  CHECK(c.cross_validation_folds[1].log_sd == 0.0);  // not recorded
   // The folds are the interval's evidence: written back with it (calibrate --model-factors-only keeps both).
   const sim::Calibration back = sim::parse_calibration(sim::calibration_to_json(c), "back.json");
   REQUIRE(back.cross_validation_folds.size() == 2);
   CHECK(back.cross_validation_folds[1].fold == "nodes<=1");
   CHECK(back.cross_validation_folds[1].mape == 2.0);
+  CHECK(back.cross_validation_folds[0].log_sd == 0.17);
   file["fit"]["networks"][k80] = {"alexnet", 3};
   try {
     sim::parse_calibration(file, "c.json");

@@ -520,6 +520,7 @@ TEST_CASE("predict says when a network is not among those the calibration was fi
   c.fitted_networks["Tesla K80 (one GK210)"] = {"vgg16", "resnet50_v1"};
   c.fitted_networks["H200 SXM"] = {"resnet101_v1"};  // another device's networks do not count
   c.cross_validation_folds = {{"model!=vgg16", 16, 17.2}, {"nodes<=1", 3, 2.0}, {"model!=resnet152", 16, 0.8}};
+  c.prediction_log_sd = 0.1;
   CHECK_FALSE(sim::unfitted_network(scenario("resnet50_v1"), c));
   const auto unfitted = sim::unfitted_network(scenario("resnet101_v1"), c);
   REQUIRE(unfitted);
@@ -529,6 +530,7 @@ TEST_CASE("predict says when a network is not among those the calibration was fi
   CHECK(unfitted->left_out_folds == 2);  // the folds that left a network out, not the scale fold
   CHECK(unfitted->left_out_mape_low == 0.8);
   CHECK(unfitted->left_out_mape_high == 17.2);
+  CHECK(unfitted->interval_log_sd == 0.0);  // the folds did not record their spread: the calibration's interval
   CHECK_THAT(report::unfitted_network_note(*unfitted),
              Catch::StartsWith("resnet101_v1 is not among the networks the calibration was fitted on for Tesla K80 "
                                "(one GK210) (resnet50_v1, vgg16): the 2 networks its cross-validation left out were "
@@ -541,7 +543,21 @@ TEST_CASE("predict says when a network is not among those the calibration was fi
   CHECK_THAT(report::report_table(r), Catch::Contains("resnet101_v1 is not among the networks"));
   const Json j = report::report_to_json(r);
   CHECK(j.at("unfitted_network").at("left_out_networks").at("mape") == Json({0.8, 17.2}));
-  CHECK_FALSE(report::report_to_json(sim::predict(scenario("vgg16"), options)).contains("unfitted_network"));
+  CHECK(r.interval_log_sd == 0.1);
+  const report::Report seen = sim::predict(scenario("vgg16"), options);
+  CHECK_FALSE(report::report_to_json(seen).contains("unfitted_network"));
+  // With each fold's spread: an unseen network's interval is drawn from the left-out-network folds' runs (the RMS
+  // of their log errors, sqrt((16 * 0.2^2 + 48 * 0.04^2) / 64) = 0.1058), where that is wider than the calibration's.
+  options.calibration.cross_validation_folds = {{"model!=vgg16", 16, 17.2, 0.2}, {"nodes<=1", 3, 2.0, 0.5},
+                                                {"model!=resnet152", 48, 0.8, 0.04}};
+  const report::Report wider = sim::predict(scenario("resnet101_v1"), options);
+  REQUIRE(wider.unfitted_network);
+  CHECK(wider.interval_log_sd == Approx(std::sqrt((16 * 0.04 + 48 * 0.0016) / 64.0)));
+  CHECK(wider.unfitted_network->interval_log_sd == wider.interval_log_sd);
+  CHECK_THAT(report::report_table(wider), Catch::Contains("and its interval is drawn from theirs (x1.190^-+1)"));
+  CHECK(sim::predict(scenario("vgg16"), options).interval_log_sd == 0.1);
+  options.calibration.prediction_log_sd = 0.2;  // already wider: kept
+  CHECK(sim::predict(scenario("resnet101_v1"), options).interval_log_sd == 0.2);
 }
 
 TEST_CASE("a step that leans on the dispatch beyond the calibration's support is predicted without it too",
