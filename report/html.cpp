@@ -141,6 +141,8 @@ std::string prediction_table(const Report& r) {
   if (r.interval_log_sd > 0.0)
     out += fmt::format("<p class=\"interval\">90% interval of images/s from the calibration's cross-validated error "
                        "(×/÷ {:.3f})</p>\n", interval_factor(r.interval_log_sd));
+  if (r.unfitted_network)
+    out += "<p class=\"interval\">" + escape(unfitted_network_note(*r.unfitted_network)) + "</p>\n";
   if (r.assumed_rate) out += "<p class=\"interval\">" + escape(assumed_rate_note(*r.assumed_rate)) + "</p>\n";
   for (const auto& [what, note] : r.alternative_notes) out += "<p class=\"interval\">" + escape(note) + "</p>\n";
   out += "<table class=\"num\"><tr><th>GPUs</th><th>nodes</th><th>iteration</th><th>images/s</th>"

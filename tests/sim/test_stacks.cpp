@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "plan/iteration_plan.hpp"
+#include "report/html.hpp"
 #include "sim/compute_model.hpp"
 #include "sim/predict.hpp"
 #include "sim/stacks.hpp"
@@ -541,6 +542,7 @@ TEST_CASE("predict says when a network is not among those the calibration was fi
   const report::Report r = sim::predict(scenario("resnet101_v1"), options);
   REQUIRE(r.unfitted_network);
   CHECK_THAT(report::report_table(r), Catch::Contains("resnet101_v1 is not among the networks"));
+  CHECK_THAT(report::report_html(r), Catch::Contains("resnet101_v1 is not among the networks"));
   const Json j = report::report_to_json(r);
   CHECK(j.at("unfitted_network").at("left_out_networks").at("mape") == Json({0.8, 17.2}));
   CHECK(r.interval_log_sd == 0.1);
