@@ -231,13 +231,20 @@ const char* tensor_placement_name(TensorPlacement t) {
   return "?";
 }
 
+constexpr TensorPlacement kTensorPlacements[] = {TensorPlacement::kSliced, TensorPlacement::kWhole,
+                                                 TensorPlacement::kKvstore};
+
 const std::vector<std::string>& tensor_placement_names() {
-  static const std::vector<std::string> names{"sliced", "whole", "kvstore"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const TensorPlacement t : kTensorPlacements) out.emplace_back(tensor_placement_name(t));
+    return out;
+  }();
   return names;
 }
 
 TensorPlacement tensor_placement_named(const std::string& name) {
-  for (const TensorPlacement t : {TensorPlacement::kSliced, TensorPlacement::kWhole, TensorPlacement::kKvstore})
+  for (const TensorPlacement t : kTensorPlacements)
     if (name == tensor_placement_name(t)) return t;
   ST_ASSERT(false, "no tensor placement \"" + name + "\"");
   return TensorPlacement::kSliced;
