@@ -64,11 +64,13 @@ report::Validation validate_runs(const std::vector<MeasuredRun>& runs, const sim
     }
   }
   // What each run's step owes to its stack's dispatch, and the largest share per stack (the support of a
-  // calibration fitted on these runs); each run under the model's alternatives (sim::model_alternatives).
+  // calibration fitted on these runs); each run under the model's alternatives (sim::model_alternatives); a run of a
+  // network the calibration was not fitted on, its interval from the left-out-network folds (sim::interval_log_sd).
   std::vector<SimJob> alternatives;
   std::vector<std::pair<size_t, std::string>> of;  // the run and the alternative of each job
+  std::vector<double> row_log_sd(jobs.size(), calibration.prediction_log_sd);
   for (size_t i = 0; i < runs.size(); ++i) {
-    const sim::WorkerStep step = sim::worker_step(jobs[i].scenario, calibration);  // lowered once for both
+    const sim::WorkerStep step = sim::worker_step(jobs[i].scenario, calibration);  // lowered once for all three
     const sim::DispatchCost dispatch = sim::dispatch_cost(step);
     if (dispatch.added_s > 0.0 && dispatch.compute_s > 0.0) {
       v.rows[i].dispatch_share = dispatch.added_s / dispatch.compute_s;
@@ -79,18 +81,9 @@ report::Validation validate_runs(const std::vector<MeasuredRun>& runs, const sim
       alternatives.push_back(SimJob{jobs[i].scenario, jobs[i].gpus, std::move(alt.calibration)});
       of.emplace_back(i, alt.what);
     }
-  }
-  if (!alternatives.empty()) {
-    const std::vector<report::PointResult> under =
-        sim::simulate_points_forked(alternatives, parallel, sim::RunOptions{});
-    for (size_t k = 0; k < of.size(); ++k) v.rows[of[k].first].alternatives[of[k].second] = under[k].images_per_sec;
-  }
-  // A run of a network the calibration was not fitted on gets its interval from the left-out-network folds.
-  std::vector<double> row_log_sd(jobs.size(), calibration.prediction_log_sd);
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    std::optional<report::UnfittedNetwork> unfitted = sim::unfitted_network(jobs[i].scenario, calibration);
+    std::optional<report::UnfittedNetwork> unfitted = sim::unfitted_network(step, calibration);
+    row_log_sd[i] = sim::interval_log_sd(unfitted, calibration);
     if (!unfitted) continue;
-    if (unfitted->interval_log_sd > 0.0) row_log_sd[i] = unfitted->interval_log_sd;
     const auto same = std::find_if(v.unfitted_networks.begin(), v.unfitted_networks.end(), [&](const auto& u) {
       return u.first.network == unfitted->network && u.first.device == unfitted->device;
     });
@@ -98,6 +91,11 @@ report::Validation validate_runs(const std::vector<MeasuredRun>& runs, const sim
       ++same->second;
     else
       v.unfitted_networks.emplace_back(std::move(*unfitted), 1);
+  }
+  if (!alternatives.empty()) {
+    const std::vector<report::PointResult> under =
+        sim::simulate_points_forked(alternatives, parallel, sim::RunOptions{});
+    for (size_t k = 0; k < of.size(); ++k) v.rows[of[k].first].alternatives[of[k].second] = under[k].images_per_sec;
   }
   report::set_intervals(v, calibration.prediction_log_sd, row_log_sd);
   return v;

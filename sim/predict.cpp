@@ -182,10 +182,18 @@ std::optional<report::DispatchBeyondSupport> dispatch_beyond_support(const Dispa
 
 std::optional<report::UnfittedNetwork> unfitted_network(const plan::Scenario& scenario,
                                                         const Calibration& calibration) {
-  const std::string device = plan::load_scenario_cluster_spec(scenario).node.device.name;
+  return unfitted_network(plan::load_scenario_model(scenario).name,
+                          plan::load_scenario_cluster_spec(scenario).node.device.name, calibration);
+}
+
+std::optional<report::UnfittedNetwork> unfitted_network(const WorkerStep& step, const Calibration& calibration) {
+  return unfitted_network(step.point.model.name, step.point.cluster.spec().node.device.name, calibration);
+}
+
+std::optional<report::UnfittedNetwork> unfitted_network(const std::string& network, const std::string& device,
+                                                        const Calibration& calibration) {
   const auto fitted = calibration.fitted_networks.find(device);
   if (fitted == calibration.fitted_networks.end() || fitted->second.empty()) return std::nullopt;
-  const std::string network = plan::load_scenario_model(scenario).name;
   if (fitted->second.count(network) != 0) return std::nullopt;
   report::UnfittedNetwork out{network, device, {fitted->second.begin(), fitted->second.end()}};
   double squares = 0.0, runs = 0.0;
@@ -203,6 +211,10 @@ std::optional<report::UnfittedNetwork> unfitted_network(const plan::Scenario& sc
       std::sqrt(squares / runs) > calibration.prediction_log_sd)
     out.interval_log_sd = std::sqrt(squares / runs);
   return out;
+}
+
+double interval_log_sd(const std::optional<report::UnfittedNetwork>& unfitted, const Calibration& calibration) {
+  return unfitted && unfitted->interval_log_sd > 0.0 ? unfitted->interval_log_sd : calibration.prediction_log_sd;
 }
 
 Calibration without_dispatch(const Calibration& calibration, const std::string& stack) {
@@ -269,10 +281,8 @@ report::Report predict(const plan::Scenario& scenario, const PredictOptions& opt
   const WorkerStep step = worker_step(scenario, options.calibration);  // the dispatch's reach and the alternatives
   report.dispatch_beyond = dispatch_beyond_support(dispatch_cost(step), scenario.batch_per_gpu, options.calibration);
   report.calibration_source = options.calibration_source;
-  report.unfitted_network = unfitted_network(scenario, options.calibration);
-  report.interval_log_sd = report.unfitted_network && report.unfitted_network->interval_log_sd > 0.0
-                               ? report.unfitted_network->interval_log_sd
-                               : options.calibration.prediction_log_sd;
+  report.unfitted_network = unfitted_network(step, options.calibration);
+  report.interval_log_sd = interval_log_sd(report.unfitted_network, options.calibration);
   const std::vector<int> gpus = sweep_of(scenario, options.gpus);
   double base_images_per_sec = 0.0;
   for (int g : gpus) {

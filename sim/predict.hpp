@@ -134,6 +134,13 @@ std::optional<report::DispatchBeyondSupport> dispatch_beyond_support(const Dispa
 // device (it was not fitted there, or does not say) or lists this one.
 std::optional<report::UnfittedNetwork> unfitted_network(const plan::Scenario& scenario,
                                                         const Calibration& calibration);
+// The same for a step already lowered (its model and cluster loaded), and for a network and device by name.
+std::optional<report::UnfittedNetwork> unfitted_network(const WorkerStep& step, const Calibration& calibration);
+std::optional<report::UnfittedNetwork> unfitted_network(const std::string& network, const std::string& device,
+                                                        const Calibration& calibration);
+// The spread (log sd) of a prediction's 90% interval: the left-out-network folds' where the network is unfitted and
+// theirs is wider than the calibration's pooled one (UnfittedNetwork::interval_log_sd set), else the pooled one.
+double interval_log_sd(const std::optional<report::UnfittedNetwork>& unfitted, const Calibration& calibration);
 
 // `calibration` without the dispatch of stack `stack`.
 Calibration without_dispatch(const Calibration& calibration, const std::string& stack);

@@ -560,6 +560,14 @@ TEST_CASE("predict says when a network is not among those the calibration was fi
   CHECK(sim::predict(scenario("vgg16"), options).interval_log_sd == 0.1);
   options.calibration.prediction_log_sd = 0.2;  // already wider: kept
   CHECK(sim::predict(scenario("resnet101_v1"), options).interval_log_sd == 0.2);
+  // The lowered step's model and device give the same answer as the scenario's files.
+  const auto of_step = sim::unfitted_network(sim::worker_step(scenario("resnet101_v1"), c), c);
+  REQUIRE(of_step);
+  CHECK(of_step->network == unfitted->network);
+  CHECK(of_step->device == unfitted->device);
+  CHECK_FALSE(sim::unfitted_network(sim::worker_step(scenario("vgg16"), c), c));
+  CHECK(sim::interval_log_sd(std::nullopt, c) == 0.1);
+  CHECK(sim::interval_log_sd(of_step, c) == 0.1);  // no spread recorded: the pooled one
 }
 
 TEST_CASE("a step that leans on the dispatch beyond the calibration's support is predicted without it too",
