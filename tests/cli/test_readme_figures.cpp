@@ -1,8 +1,9 @@
 // The figures README.md and calibrate/README.md quote for the shipped K80 calibration, recomputed from the binary,
 // so a change that moves one past its stated precision fails here: the in-sample error on the published runs, per
 // framework and model, and its interval coverage, the held-out predictions' error and coverage (from the shipped
-// files), the two instance types each left out of a fit, BSC's 16-node speedup with and without the 1 Gbit/s what-if, TensorFlow on p2.xlarge at 1 and 10 Gbit/s
-// (and the interval that covers both), and the share of a step TensorFlow's dispatch adds.
+// files), the two instance types each left out of a fit, BSC's 16-node speedup with and without the 1 Gbit/s
+// what-if, TensorFlow on p2.xlarge at 1 and 10 Gbit/s (and the interval that covers both), and the share of a step
+// TensorFlow's dispatch adds.
 #include <catch2/catch.hpp>
 
 #include "run_binary.hpp"
