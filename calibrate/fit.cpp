@@ -309,6 +309,13 @@ FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calib
   if (!options.only_model_factors) result.calibration.fitted_networks.clear();
   for (const auto& [device, network] : surrogate.exercised().device_models)
     result.calibration.fitted_networks[device].insert(network);
+  // The scale each stack's runs reach, likewise (predict says where a sweep goes beyond it).
+  if (!options.only_model_factors) result.calibration.fitted_scale.clear();
+  for (const auto& [stack, use] : surrogate.exercised().stacks) {
+    sim::Calibration::Scale& scale = result.calibration.fitted_scale[stack];
+    scale.nodes = std::max(scale.nodes, use.nodes);
+    scale.gpus = std::max(scale.gpus, use.gpus);
+  }
   result.runs = static_cast<int>(runs.size());
   result.configurations = static_cast<int>(surrogate.configurations());
   result.surrogate_mape = mape_of(problem.rate_residuals(problem.at(x)));
@@ -333,6 +340,8 @@ Json fit_to_json(const FitResult& r) {
             {"simulations", r.simulations}, {"surrogate_mape", r.surrogate_mape}};
   if (!r.in_sample.rows.empty()) j["in_sample_mape"] = r.in_sample.mape;
   for (const auto& [device, networks] : r.calibration.fitted_networks) j["networks"][device] = networks;
+  for (const auto& [stack, scale] : r.calibration.fitted_scale)
+    j["scale"][stack] = {{"nodes", scale.nodes}, {"gpus", scale.gpus}};
   return j;
 }
 

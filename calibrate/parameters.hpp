@@ -57,6 +57,7 @@ struct Exercised {
     bool network = false;           // some crossed a NIC link (edge kind "network")
     bool parameter_server = false;
     bool real_data = false;         // some run read real data (its input pipeline ran)
+    int nodes = 0, gpus = 0;        // the largest node and GPU counts of its runs
   };
   std::map<std::string, StackUse> stacks;
   std::set<std::string> winograd_devices;                     // devices that ran 3x3 stride-1 convolutions

@@ -114,6 +114,9 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
       if (cluster.spec().node.device_prefix == "gpu")
         exercised_.gpu_peak_flops[cluster.spec().node.device.name] = cluster.spec().node.device.peak_flops;
       note_exercised(plan, cluster, k.stack, exercised_);
+      Exercised::StackUse& use = exercised_.stacks[k.stack];
+      use.nodes = std::max(use.nodes, r.nodes);
+      use.gpus = std::max(use.gpus, r.nodes * r.gpus_per_node);
       it = index.emplace(key, configs_.size()).first;
       configs_.push_back(std::move(k));
     }

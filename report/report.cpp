@@ -158,6 +158,31 @@ Json unfitted_network_to_json(const UnfittedNetwork& u) {
   return j;
 }
 
+std::string beyond_fitted_scale_note(const BeyondFittedScale& b) {
+  const auto count = [](int n, const char* what) { return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s"); };
+  const std::string sweep = fmt::format("the sweep goes to {} ({})", count(b.nodes, "node"), count(b.gpus, "GPU"));
+  if (b.fitted_gpus == 0)
+    return fmt::format("no run of {} is among those the calibration was fitted on, and {}: its costs are its stack "
+                       "file's (stacks/{}.json), not fitted",
+                       b.stack, sweep, b.stack);
+  std::string note = fmt::format("{}'s runs in the calibration reach {} ({}); {}: beyond that scale the prediction "
+                                 "extrapolates",
+                                 b.stack, count(b.fitted_nodes, "node"), count(b.fitted_gpus, "GPU"), sweep);
+  if (b.fitted_gpus == 1)
+    note += fmt::format(", and {}'s costs between GPUs and nodes are its stack file's (stacks/{}.json), fitted on no "
+                        "run",
+                        b.stack, b.stack);
+  else if (b.fitted_nodes == 1 && b.nodes > 1)
+    note += fmt::format(", and {}'s costs across nodes are its stack file's (stacks/{}.json), fitted on no run",
+                        b.stack, b.stack);
+  return note;
+}
+
+Json beyond_fitted_scale_to_json(const BeyondFittedScale& b) {
+  return {{"stack", b.stack}, {"fitted_nodes", b.fitted_nodes}, {"fitted_gpus", b.fitted_gpus}, {"nodes", b.nodes},
+          {"gpus", b.gpus}};
+}
+
 std::string error_label(double error) { return fmt::format("{:+.1f}%", 100.0 * error); }
 
 Json report_to_json(const Report& r) {
@@ -188,6 +213,7 @@ Json report_to_json(const Report& r) {
                                       {"support", r.dispatch_beyond->support}};
   for (const auto& [what, note] : r.alternative_notes) out["alternatives"][what] = note;
   if (r.unfitted_network) out["unfitted_network"] = unfitted_network_to_json(*r.unfitted_network);
+  if (r.beyond_fitted_scale) out["beyond_fitted_scale"] = beyond_fitted_scale_to_json(*r.beyond_fitted_scale);
   return out;
 }
 
@@ -202,6 +228,7 @@ std::string report_table(const Report& r) {
                                          interval_factor(r.interval_log_sd))
                            : std::string());
   if (r.unfitted_network) out << unfitted_network_note(*r.unfitted_network) << "\n";
+  if (r.beyond_fitted_scale) out << beyond_fitted_scale_note(*r.beyond_fitted_scale) << "\n";
   if (r.assumed_rate) out << assumed_rate_note(*r.assumed_rate) << "\n";
   for (const auto& [what, note] : r.alternative_notes) out << note << "\n";
   out << fmt::format("{:>5} {:>5} {:>12} {:>12} {:>19} {:>8} {:>7} {:>9} {:>11} {:>12} {:>10}\n", "gpus", "nodes",

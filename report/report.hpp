@@ -109,6 +109,20 @@ struct UnfittedNetwork {
 std::string unfitted_network_note(const UnfittedNetwork& unfitted);
 Json unfitted_network_to_json(const UnfittedNetwork& unfitted);
 
+// A sweep that goes beyond the scale of the runs its calibration was fitted on for the scenario's stack
+// (sim::Calibration::fitted_scale): the largest node and GPU counts among those runs (0: no run of the stack), and
+// the sweep's largest point. What grows with scale there (the exchange's tail, the wait for the slowest of more
+// workers, and the stack's own costs between GPUs or nodes where none of its runs had several) is extrapolated.
+struct BeyondFittedScale {
+  std::string stack;
+  int fitted_nodes = 0, fitted_gpus = 0;
+  int nodes = 0, gpus = 0;
+};
+
+// "tensorflow's runs in the calibration reach 8 nodes (64 GPUs); the sweep goes to 16 nodes (64 GPUs): ...".
+std::string beyond_fitted_scale_note(const BeyondFittedScale& beyond);
+Json beyond_fitted_scale_to_json(const BeyondFittedScale& beyond);
+
 struct Report {
   std::string scenario;
   std::string scheme;
@@ -131,6 +145,8 @@ struct Report {
   std::optional<DispatchBeyondSupport> dispatch_beyond;
   // Set where the scenario's network is not among those the calibration was fitted on for its device.
   std::optional<UnfittedNetwork> unfitted_network;
+  // Set where the sweep goes beyond the scale of the calibration's runs of the scenario's stack.
+  std::optional<BeyondFittedScale> beyond_fitted_scale;
   // One line per alternative the points were also simulated under (PointResult::alternatives): what and why.
   std::map<std::string, std::string> alternative_notes;
   std::vector<PointResult> predictions;

@@ -284,6 +284,31 @@ Json stack_to_json(const StackCosts& s) {
   return j;
 }
 
+// "fit": calibrate's diagnostics, for people, and the networks and the scale of the runs it fitted.
+void parse_fit(const JsonObject& fit, const std::string& file, Calibration& c) {
+  if (fit.has("networks")) {
+    const JsonObject networks = fit.get_object("networks");
+    for (const auto& item : networks.raw().items()) {
+      const Json& names = networks.get_array(item.key());
+      for (size_t i = 0; i < names.size(); ++i) {
+        if (!names[i].is_string())
+          throw InputError(file, networks.path_of(item.key()) + "/" + std::to_string(i), "a network's name");
+        c.fitted_networks[item.key()].insert(names[i].get<std::string>());
+      }
+    }
+  }
+  if (fit.has("scale")) {
+    const JsonObject scale = fit.get_object("scale");
+    for (const auto& item : scale.raw().items()) {
+      const JsonObject s(item.value(), file, scale.path_of(item.key()));
+      c.fitted_scale[item.key()] = {static_cast<int>(s.get_int("nodes", std::nullopt, 1, 1 << 20)),
+                                    static_cast<int>(s.get_int("gpus", std::nullopt, 1, 1 << 24))};
+      s.finish();
+    }
+  }
+  for (const auto& item : fit.raw().items()) fit.ignore(item.key());
+}
+
 }  // namespace
 
 Calibration parse_calibration(const Json& json, const std::string& file) {
@@ -337,21 +362,7 @@ Calibration parse_calibration(const Json& json, const std::string& file) {
     }
     for (const auto& item : pi.raw().items()) pi.ignore(item.key());  // how it was measured, for people
   }
-  if (root.has("fit")) {  // calibrate's diagnostics, for people, and the networks it fitted
-    const JsonObject fit = root.get_object("fit");
-    if (fit.has("networks")) {
-      const JsonObject networks = fit.get_object("networks");
-      for (const auto& item : networks.raw().items()) {
-        const Json& names = networks.get_array(item.key());
-        for (size_t i = 0; i < names.size(); ++i) {
-          if (!names[i].is_string())
-            throw InputError(file, networks.path_of(item.key()) + "/" + std::to_string(i), "a network's name");
-          c.fitted_networks[item.key()].insert(names[i].get<std::string>());
-        }
-      }
-    }
-    for (const auto& item : fit.raw().items()) fit.ignore(item.key());
-  }
+  if (root.has("fit")) parse_fit(root.get_object("fit"), file, c);
   if (root.has("stacks")) {
     JsonObject stacks = root.get_object("stacks");
     for (const auto& [name, value] : stacks.raw().items()) {

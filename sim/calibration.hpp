@@ -188,6 +188,13 @@ struct Calibration {
   // "fit": {"networks": {"Tesla K80 (one GK210)": ["alexnet", ...]}}: the networks (models::Model::name) of the runs
   // each device's values were fitted on (calibrate writes it; the rest of "fit" is for people). Empty: not known.
   std::map<std::string, std::set<std::string>> fitted_networks;
+  // "fit": {"scale": {"tensorflow": {"nodes": 8, "gpus": 64}}}: per software stack, the largest node and GPU counts
+  // among the runs the calibration was fitted on (calibrate writes it). Empty: not known.
+  struct Scale {
+    int nodes = 0;
+    int gpus = 0;
+  };
+  std::map<std::string, Scale> fitted_scale;
 
   const DeviceEfficiency& device(const std::string& device_name) const;
   // The bandwidth the simulator gives a link of topology kind `edge_kind` whose wire moves wire_Bps: the class's

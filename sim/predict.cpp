@@ -213,6 +213,18 @@ std::optional<report::UnfittedNetwork> unfitted_network(const std::string& netwo
   return out;
 }
 
+std::optional<report::BeyondFittedScale> beyond_fitted_scale(const std::string& stack, int nodes, int gpus,
+                                                             const Calibration& calibration) {
+  if (calibration.fitted_scale.empty()) return std::nullopt;  // not recorded
+  report::BeyondFittedScale out{stack, 0, 0, nodes, gpus};
+  if (const auto fitted = calibration.fitted_scale.find(stack); fitted != calibration.fitted_scale.end()) {
+    out.fitted_nodes = fitted->second.nodes;
+    out.fitted_gpus = fitted->second.gpus;
+  }
+  if (nodes <= out.fitted_nodes && gpus <= out.fitted_gpus) return std::nullopt;
+  return out;
+}
+
 double interval_log_sd(const std::optional<report::UnfittedNetwork>& unfitted, const Calibration& calibration) {
   return unfitted && unfitted->interval_log_sd > 0.0 ? unfitted->interval_log_sd : calibration.prediction_log_sd;
 }
@@ -291,6 +303,12 @@ report::Report predict(const plan::Scenario& scenario, const PredictOptions& opt
     report.predictions.push_back(std::move(p));
     if (options.on_point) options.on_point(g);
   }
+  int most_nodes = 0, most_gpus = 0;
+  for (const report::PointResult& p : report.predictions) {
+    most_nodes = std::max(most_nodes, p.nodes);
+    most_gpus = std::max(most_gpus, p.gpus);
+  }
+  report.beyond_fitted_scale = beyond_fitted_scale(report.stack, most_nodes, most_gpus, options.calibration);
   RunOptions quiet = options.run;
   quiet.trace = false;
   if (report.assumed_rate)

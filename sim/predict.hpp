@@ -138,6 +138,11 @@ std::optional<report::UnfittedNetwork> unfitted_network(const plan::Scenario& sc
 std::optional<report::UnfittedNetwork> unfitted_network(const WorkerStep& step, const Calibration& calibration);
 std::optional<report::UnfittedNetwork> unfitted_network(const std::string& network, const std::string& device,
                                                         const Calibration& calibration);
+// Where a sweep's largest point (`nodes`, `gpus`) goes beyond the scale of the calibration's runs of `stack`
+// (Calibration::fitted_scale; a stack without runs there: any point); nullopt where it does not, or where the
+// calibration does not record the scale of its runs.
+std::optional<report::BeyondFittedScale> beyond_fitted_scale(const std::string& stack, int nodes, int gpus,
+                                                             const Calibration& calibration);
 // The spread (log sd) of a prediction's 90% interval: the left-out-network folds' where the network is unfitted and
 // theirs is wider than the calibration's pooled one (UnfittedNetwork::interval_log_sd set), else the pooled one.
 double interval_log_sd(const std::optional<report::UnfittedNetwork>& unfitted, const Calibration& calibration);

@@ -155,6 +155,7 @@ TEST_CASE("calibrate --model-factors-only fits one model's own factor and keeps 
   sim::Calibration start = sim::default_calibration();
   start.dispatch_support = {{"tensorflow", 0.2}};  // measured on the start's runs, which the factor leaves alone
   start.fitted_networks[kK80] = {"resnet50"};       // the start's runs' networks: the factor adds its own
+  start.fitted_scale["tensorflow"] = {8, 64};       // and the scale of the start's runs, likewise
   FitOptions options;
   options.only_model_factors = true;
   options.outer_iterations = 1;
@@ -173,6 +174,14 @@ TEST_CASE("calibrate --model-factors-only fits one model's own factor and keeps 
   CHECK(fit.calibration.dispatch_support == start.dispatch_support);
   CHECK(fit.calibration.fitted_networks.at(kK80) == std::set<std::string>{"resnet50", "vgg16"});
   CHECK(fit_to_json(fit).at("networks").at(kK80) == Json({"resnet50", "vgg16"}));
+  REQUIRE(fit.calibration.fitted_scale.size() == 2);  // the start's tensorflow and these runs' own stack
+  CHECK(fit.calibration.fitted_scale.at("tensorflow").nodes == 8);
+  CHECK(fit_to_json(fit).at("scale").at("tensorflow") == Json({{"nodes", 8}, {"gpus", 64}}));
+  for (const auto& [stack, scale] : fit.calibration.fitted_scale) {
+    if (stack == "tensorflow") continue;
+    CHECK(scale.nodes == 1);  // two one-GPU runs
+    CHECK(scale.gpus == 1);
+  }
   CHECK(fit.in_sample.mape < 0.5);
   options.only_model_factors = false;
   options.model_factors = true;
@@ -180,6 +189,8 @@ TEST_CASE("calibrate --model-factors-only fits one model's own factor and keeps 
   const FitResult full = fit_calibration(runs, start, options);
   for (const FittedValue& v : full.values) CHECK(v.name.find("/model_factors/") == std::string::npos);
   CHECK(full.calibration.fitted_networks.at(kK80) == std::set<std::string>{"vgg16"});  // a new fit: its runs' only
+  CHECK(full.calibration.fitted_scale.size() == 1);
+  CHECK(full.calibration.fitted_scale.count("tensorflow") == 0);
 }
 
 TEST_CASE("a device's sourced fields keep their start values unless --fit or --free names them", "[unit]") {

@@ -200,9 +200,14 @@ TEST_CASE("a calibration file names the networks it was fitted on and keeps its 
                  {"method", "for people"},
                  {"folds", {{{"fold", "model!=vgg16"}, {"runs", 16}, {"mape", 17.2}, {"log_sd", 0.17}},
                             {{"fold", "nodes<=1"}, {"runs", 3}, {"mape", 2.0}}}}}},
-               {"fit", {{"in_sample_mape", 5.2}, {"networks", {{k80, {"alexnet", "resnet50_v1"}}}}}}};
+               {"fit",
+                {{"in_sample_mape", 5.2},
+                 {"networks", {{k80, {"alexnet", "resnet50_v1"}}}},
+                 {"scale", {{"tensorflow", {{"nodes", 8}, {"gpus", 64}}}}}}}};
   const sim::Calibration c = sim::parse_calibration(file, "c.json");
   CHECK(c.fitted_networks.at(k80) == std::set<std::string>{"alexnet", "resnet50_v1"});
+  CHECK(c.fitted_scale.at("tensorflow").nodes == 8);
+  CHECK(c.fitted_scale.at("tensorflow").gpus == 64);
   REQUIRE(c.cross_validation_folds.size() == 2);
   CHECK(c.cross_validation_folds[0].fold == "model!=vgg16");
   CHECK(c.cross_validation_folds[0].runs == 16);
@@ -223,6 +228,14 @@ TEST_CASE("a calibration file names the networks it was fitted on and keeps its 
     CHECK(e.json_path() == "/fit/networks/" + k80 + "/1");
   }
   file["fit"]["networks"][k80] = {"alexnet"};
+  file["fit"]["scale"]["tensorflow"]["nodes"] = 0;
+  try {
+    sim::parse_calibration(file, "c.json");
+    FAIL("no InputError");
+  } catch (const InputError& e) {
+    CHECK(e.json_path() == "/fit/scale/tensorflow/nodes");
+  }
+  file["fit"]["scale"]["tensorflow"]["nodes"] = 8;
   file["prediction_interval"]["folds"][0].erase("mape");
   CHECK_THROWS_AS(sim::parse_calibration(file, "c.json"), InputError);
 }

@@ -570,6 +570,46 @@ TEST_CASE("predict says when a network is not among those the calibration was fi
   CHECK(sim::interval_log_sd(of_step, c) == 0.1);  // no spread recorded: the pooled one
 }
 
+TEST_CASE("predict says when its sweep goes beyond the scale of the calibration's runs of its stack", "[sim]") {
+  // One K80 per p2.xlarge instance: 2 GPUs are 2 nodes.
+  const plan::Scenario scenario = plan::parse_scenario(
+      Json{{"name", "s"}, {"model", "resnet50_v1"}, {"cluster", "aws-p2.xlarge"}, {"framework", "tensorflow"},
+           {"nodes", 2}, {"batch_per_gpu", 32}, {"scheme", {{"name", "allreduce"}}}},
+      "s.json");
+  sim::PredictOptions options;
+  options.calibration = sim::default_calibration();
+  options.gpus = {1, 2};
+  CHECK_FALSE(sim::predict(scenario, options).beyond_fitted_scale);  // the calibration does not record its scale
+  options.calibration.fitted_scale["tensorflow"] = {1, 1};
+  const report::Report r = sim::predict(scenario, options);
+  REQUIRE(r.beyond_fitted_scale);
+  CHECK(r.beyond_fitted_scale->nodes == 2);
+  CHECK(r.beyond_fitted_scale->gpus == 2);
+  CHECK(r.beyond_fitted_scale->fitted_gpus == 1);
+  const std::string note = "tensorflow's runs in the calibration reach 1 node (1 GPU); the sweep goes to 2 nodes "
+                           "(2 GPUs): beyond that scale the prediction extrapolates, and tensorflow's costs between "
+                           "GPUs and nodes are its stack file's (stacks/tensorflow.json), fitted on no run";
+  CHECK(report::beyond_fitted_scale_note(*r.beyond_fitted_scale) == note);
+  CHECK_THAT(report::report_table(r), Catch::Contains(note));
+  CHECK_THAT(report::report_html(r), Catch::Contains("beyond that scale the prediction extrapolates"));
+  CHECK(report::report_to_json(r).at("beyond_fitted_scale") ==
+        Json({{"stack", "tensorflow"}, {"fitted_nodes", 1}, {"fitted_gpus", 1}, {"nodes", 2}, {"gpus", 2}}));
+  options.gpus = {1};
+  CHECK_FALSE(sim::predict(scenario, options).beyond_fitted_scale);  // within
+  options.gpus = {1, 2};
+  options.calibration.fitted_scale["tensorflow"] = {4, 8};
+  CHECK_FALSE(sim::predict(scenario, options).beyond_fitted_scale);
+  options.calibration.fitted_scale["tensorflow"] = {1, 8};  // several GPUs, one node: across nodes only
+  CHECK_THAT(report::report_table(sim::predict(scenario, options)),
+             Catch::Contains("reach 1 node (8 GPUs); the sweep goes to 2 nodes (2 GPUs): beyond that scale the "
+                             "prediction extrapolates, and tensorflow's costs across nodes are"));
+  options.calibration.fitted_scale = {{"mxnet", {1, 1}}};  // no run of this stack
+  CHECK_THAT(report::report_table(sim::predict(scenario, options)),
+             Catch::Contains("no run of tensorflow is among those the calibration was fitted on, and the sweep goes "
+                             "to 2 nodes (2 GPUs): its costs are its stack file's (stacks/tensorflow.json), not "
+                             "fitted"));
+}
+
 TEST_CASE("a step that leans on the dispatch beyond the calibration's support is predicted without it too",
           "[sim]") {
   // TensorFlow's ResNet-50 (v1) on one K80: the floor adds 13% of the step at batch 32, about 47% at batch 8.
