@@ -169,9 +169,8 @@ std::string beyond_fitted_scale_note(const BeyondFittedScale& b) {
                                  "extrapolates",
                                  b.stack, count(b.fitted_nodes, "node"), count(b.fitted_gpus, "GPU"), sweep);
   if (b.fitted_gpus == 1)
-    note += fmt::format(", and {}'s costs between GPUs and nodes are its stack file's (stacks/{}.json), fitted on no "
-                        "run",
-                        b.stack, b.stack);
+    note += fmt::format(", and {}'s costs between GPUs{} are its stack file's (stacks/{}.json), fitted on no run",
+                        b.stack, b.nodes > 1 ? " and nodes" : "", b.stack);
   else if (b.fitted_nodes == 1 && b.nodes > 1)
     note += fmt::format(", and {}'s costs across nodes are its stack file's (stacks/{}.json), fitted on no run",
                         b.stack, b.stack);

@@ -594,6 +594,11 @@ TEST_CASE("predict says when its sweep goes beyond the scale of the calibration'
   CHECK_THAT(report::report_html(r), Catch::Contains("beyond that scale the prediction extrapolates"));
   CHECK(report::report_to_json(r).at("beyond_fitted_scale") ==
         Json({{"stack", "tensorflow"}, {"fitted_nodes", 1}, {"fitted_gpus", 1}, {"nodes", 2}, {"gpus", 2}}));
+  report::BeyondFittedScale one_node = *r.beyond_fitted_scale;
+  one_node.nodes = 1;  // several GPUs of one node
+  CHECK_THAT(report::beyond_fitted_scale_note(one_node),
+             Catch::EndsWith("tensorflow's costs between GPUs are its stack file's (stacks/tensorflow.json), fitted "
+                             "on no run"));
   options.gpus = {1};
   CHECK_FALSE(sim::predict(scenario, options).beyond_fitted_scale);  // within
   options.gpus = {1, 2};
