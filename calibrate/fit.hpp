@@ -68,8 +68,8 @@ struct FitResult {
 FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calibration& start,
                           const FitOptions& options);
 
-// The "fit" section stored in the calibration file (its reader takes "networks" from it, the rest is for people)
-// and printed by calibrate --json.
+// The "fit" section stored in the calibration file (its reader takes "networks" and "scale" from it, the rest is for
+// people) and printed by calibrate --json.
 Json fit_to_json(const FitResult& r);
 std::string fit_table(const FitResult& r);
 

@@ -10,9 +10,10 @@
 // and sets the latency and bandwidth factors of the link class its ring crosses (on --bench-cluster, default the
 // first run's cluster); those factors are then not fitted. --holdout leaves the matching runs out of the fit and
 // reports the error of predicting them (grouped cross-validation, e.g. --holdout 'nodes>1'). The calibration file
-// carries the fit (parameters with standard errors, MAPE, the networks fitted) under "fit", of which `predict` reads
-// the networks only (to say when a scenario's is not among them). The count of simulations run so far goes to
-// stderr unless --quiet (the fit's total is not known ahead). --fix keeps a parameter
+// carries the fit (parameters with standard errors, MAPE, the networks fitted, each stack's largest run) under "fit",
+// of which `predict` reads the networks and the scale (to say when a scenario's network is not among them, or its
+// sweep goes beyond them). The count of simulations run so far goes to stderr unless --quiet (the fit's total is not
+// known ahead). --fix keeps a parameter
 // at its start value; a device field the start gives from a source (its "sourced": the K80's memory rate and K½,
 // sim/calibration.cpp) is kept without it, and fitted only when --fit names it. --model-factors-only fits nothing but
 // a factor per measured model on its conv and matmul efficiency, from --start's values (a user's own network measured

@@ -180,18 +180,11 @@ std::optional<report::DispatchBeyondSupport> dispatch_beyond_support(const Dispa
   return report::DispatchBeyondSupport{dispatch.stack, batch_per_gpu, share, support->second};
 }
 
-std::optional<report::UnfittedNetwork> unfitted_network(const plan::Scenario& scenario,
-                                                        const Calibration& calibration) {
-  return unfitted_network(plan::load_scenario_model(scenario).name,
-                          plan::load_scenario_cluster_spec(scenario).node.device.name, calibration);
-}
+namespace {
 
-std::optional<report::UnfittedNetwork> unfitted_network(const WorkerStep& step, const Calibration& calibration) {
-  return unfitted_network(step.point.model.name, step.point.cluster.spec().node.device.name, calibration);
-}
-
-std::optional<report::UnfittedNetwork> unfitted_network(const std::string& network, const std::string& device,
-                                                        const Calibration& calibration) {
+// unfitted_network for a network (models::Model::name) and device by name.
+std::optional<report::UnfittedNetwork> unfitted_network_named(const std::string& network, const std::string& device,
+                                                              const Calibration& calibration) {
   const auto fitted = calibration.fitted_networks.find(device);
   if (fitted == calibration.fitted_networks.end() || fitted->second.empty()) return std::nullopt;
   if (fitted->second.count(network) != 0) return std::nullopt;
@@ -207,10 +200,15 @@ std::optional<report::UnfittedNetwork> unfitted_network(const std::string& netwo
     squares += f.runs * f.log_sd * f.log_sd;
     runs += f.runs;
   }
-  if (spread && runs > 0.0 && calibration.prediction_log_sd > 0.0 &&
-      std::sqrt(squares / runs) > calibration.prediction_log_sd)
-    out.interval_log_sd = std::sqrt(squares / runs);
+  const double rms = runs > 0.0 ? std::sqrt(squares / runs) : 0.0;
+  if (spread && calibration.prediction_log_sd > 0.0 && rms > calibration.prediction_log_sd) out.interval_log_sd = rms;
   return out;
+}
+
+}  // namespace
+
+std::optional<report::UnfittedNetwork> unfitted_network(const WorkerStep& step, const Calibration& calibration) {
+  return unfitted_network_named(step.point.model.name, step.point.cluster.spec().node.device.name, calibration);
 }
 
 std::optional<report::BeyondFittedScale> beyond_fitted_scale(const std::string& stack, int nodes, int gpus,

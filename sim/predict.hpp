@@ -132,12 +132,8 @@ std::optional<report::DispatchBeyondSupport> dispatch_beyond_support(const Dispa
 // were fitted on (Calibration::fitted_networks), which ones were and how far off the cross-validation's
 // left-out-network folds ("model!=...") predicted theirs. nullopt where the calibration lists no networks for the
 // device (it was not fitted there, or does not say) or lists this one.
-std::optional<report::UnfittedNetwork> unfitted_network(const plan::Scenario& scenario,
-                                                        const Calibration& calibration);
-// The same for a step already lowered (its model and cluster loaded), and for a network and device by name.
+// Takes the step predict and validate lower anyway (its model and cluster loaded: worker_step).
 std::optional<report::UnfittedNetwork> unfitted_network(const WorkerStep& step, const Calibration& calibration);
-std::optional<report::UnfittedNetwork> unfitted_network(const std::string& network, const std::string& device,
-                                                        const Calibration& calibration);
 // Where a sweep's largest point (`nodes`, `gpus`) goes beyond the scale of the calibration's runs of `stack`
 // (Calibration::fitted_scale; a stack without runs there: any point); nullopt where it does not, or where the
 // calibration does not record the scale of its runs.
