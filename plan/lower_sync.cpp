@@ -42,21 +42,25 @@ ComputeOp server_update(int64_t elements, int servers) {
 constexpr int64_t kKvstoreBigArray = 1'000'000;
 
 // Per layer of the model: the server that holds its parameters whole, or -1 where they are split evenly over all
-// servers. The layers are taken in the network's order (the order a framework creates its variables in); a layer's
-// weights and biases count as one tensor.
+// servers. The layers are taken in the network's order (the order a framework creates its variables in; its key
+// for kvstore), largest first for largest_first (the network's order among equals); a layer's weights and biases
+// count as one tensor.
 std::vector<int> tensor_servers(const Lowering& l, int servers) {
   std::vector<int> server_of(l.model.layers.size(), -1);
   const TensorPlacement placement = l.scenario.scheme.ps.tensors;
   if (placement == TensorPlacement::kSliced || servers == 1) return server_of;
   std::vector<int> created = l.data_parallel_layers;
   std::sort(created.begin(), created.end());
+  const auto params_of = [&](int layer) { return l.model.layers.at(static_cast<size_t>(layer)).params; };
+  if (placement == TensorPlacement::kLargestFirst)
+    std::stable_sort(created.begin(), created.end(), [&](int a, int b) { return params_of(a) > params_of(b); });
   std::vector<int64_t> load(static_cast<size_t>(servers), 0);
   int64_t key = 0;
   for (const int layer : created) {
-    const int64_t n = l.model.layers.at(static_cast<size_t>(layer)).params;
+    const int64_t n = params_of(layer);
     if (n == 0) continue;
     int& server = server_of[static_cast<size_t>(layer)];
-    if (placement == TensorPlacement::kWhole) {
+    if (placement == TensorPlacement::kWhole || placement == TensorPlacement::kLargestFirst) {
       server = static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
       load[static_cast<size_t>(server)] += n;
     } else if (n <= kKvstoreBigArray) {

@@ -227,12 +227,13 @@ const char* tensor_placement_name(TensorPlacement t) {
     case TensorPlacement::kSliced: return "sliced";
     case TensorPlacement::kWhole: return "whole";
     case TensorPlacement::kKvstore: return "kvstore";
+    case TensorPlacement::kLargestFirst: return "largest_first";
   }
   return "?";
 }
 
 constexpr TensorPlacement kTensorPlacements[] = {TensorPlacement::kSliced, TensorPlacement::kWhole,
-                                                 TensorPlacement::kKvstore};
+                                                 TensorPlacement::kKvstore, TensorPlacement::kLargestFirst};
 
 const std::vector<std::string>& tensor_placement_names() {
   static const std::vector<std::string> names = [] {

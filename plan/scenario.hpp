@@ -22,13 +22,16 @@ enum class PsPlacement { kHostCpu, kDevice, kColocated, kDedicated };
 //   whole    each tensor whole on one server, the least loaded by bytes at its creation, in the network's order
 //            (tf_cnn_benchmarks: ParamServerDeviceSetter / GreedyLoadBalancingStrategy);
 //   kvstore  MXNet's ps-lite: a tensor above 10^6 elements split evenly, a smaller one whole on server
-//            (key * 9973) mod servers, its key its index among the network's parameter tensors (KVStoreDist).
-enum class TensorPlacement { kSliced, kWhole, kKvstore };
+//            (key * 9973) mod servers, its key its index among the network's parameter tensors (KVStoreDist);
+//   largest_first
+//            each tensor whole on one server, the largest first, each on the least loaded by bytes (MXNet's
+//            device kvstore: CommDevice::InitMergeBuffer places each key's merge buffer so on the GPUs).
+enum class TensorPlacement { kSliced, kWhole, kKvstore, kLargestFirst };
 
 const char* ps_mode_name(PsMode m);
 const char* ps_placement_name(PsPlacement p);
 const char* tensor_placement_name(TensorPlacement t);
-// "sliced", "whole", "kvstore": the names a scheme's "tensors" and a stack's "ps_tensors" take, and the placement of
+// "sliced", "whole", "kvstore", "largest_first": the names a scheme's "tensors" and a stack's "ps_tensors" take, and the placement of
 // one of them (a name outside the list is the caller's error to report: JsonObject::get_enum with these names).
 const std::vector<std::string>& tensor_placement_names();
 TensorPlacement tensor_placement_named(const std::string& name);

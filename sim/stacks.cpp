@@ -59,6 +59,27 @@ bool sourced_bool(const JsonObject& root, const std::string& key, const std::str
   return value;
 }
 
+// What the framework does where a parameter-server scheme is silent (stacks.hpp: ps_local_aggregation, ps_tensors,
+// ps_servers_per_node, ps_device_servers_per_gpu).
+void parse_ps_defaults(const JsonObject& root, StackDescription& d) {
+  d.ps_local_aggregation = sourced_bool(
+      root, "ps_local_aggregation", "why the framework does or does not sum a node's gradients before they leave it");
+  if (root.has("ps_tensors")) {
+    const JsonObject o = root.get_object("ps_tensors");
+    d.ps_tensors = plan::tensor_placement_named(o.get_enum("value", plan::tensor_placement_names()));
+    if (o.has("device"))
+      d.ps_tensors_on_devices = plan::tensor_placement_named(o.get_enum("device", plan::tensor_placement_names()));
+    if (o.get_string("source", "").empty()) o.fail("source", "how the framework places its tensors on the servers");
+    o.finish();
+  }
+  if (root.has("ps_servers_per_node"))
+    d.ps_servers_per_node = sourced_bool(root, "ps_servers_per_node",
+                                         "why the framework's launcher does or does not start a server per worker node");
+  if (root.has("ps_device_servers_per_gpu"))
+    d.ps_device_servers_per_gpu = sourced_bool(root, "ps_device_servers_per_gpu",
+                                               "why the framework does or does not spread its parameters over every GPU");
+}
+
 }  // namespace
 
 StackDescription parse_stack_description(const Json& json, const std::string& file) {
@@ -70,17 +91,7 @@ StackDescription parse_stack_description(const Json& json, const std::string& fi
   d.name = root.get_string("name");
   d.description = root.get_string("description", "");
   d.link_factors = sourced_bool(root, "link_factors", "why the stack's runs do or do not fit link factors");
-  d.ps_local_aggregation = sourced_bool(
-      root, "ps_local_aggregation", "why the framework does or does not sum a node's gradients before they leave it");
-  if (root.has("ps_tensors")) {
-    const JsonObject o = root.get_object("ps_tensors");
-    d.ps_tensors = plan::tensor_placement_named(o.get_enum("value", plan::tensor_placement_names()));
-    if (o.get_string("source", "").empty()) o.fail("source", "how the framework places its tensors on the servers");
-    o.finish();
-  }
-  if (root.has("ps_servers_per_node"))
-    d.ps_servers_per_node = sourced_bool(root, "ps_servers_per_node",
-                                         "why the framework's launcher does or does not start a server per worker node");
+  parse_ps_defaults(root, d);
   const JsonObject params = root.get_object("parameters");
   for (const std::string& key : stack_parameter_keys()) {
     if (!params.has(key)) params.fail(key, "the stack's " + key + " (a value, or null for none)");
@@ -155,9 +166,18 @@ bool apply_stack_defaults(plan::Scenario& scenario) {
   if (scenario.framework.empty() || !scenario.scheme.has_servers()) return false;
   const StackDescription& stack = find_stack(scenario.framework, scenario.file, scenario.path_of("/framework"));
   bool changed = false;
-  if (!ps.tensors_stated && ps.tensors != stack.ps_tensors) {
-    ps.tensors = stack.ps_tensors;
+  const bool on_devices = ps.placement == plan::PsPlacement::kDevice;
+  const plan::TensorPlacement tensors = on_devices ? stack.ps_tensors_on_devices.value_or(stack.ps_tensors)
+                                                   : stack.ps_tensors;
+  if (!ps.tensors_stated && ps.tensors != tensors) {
+    ps.tensors = tensors;
     ps.tensors_by = scenario.framework;
+    changed = true;
+  }
+  if (on_devices && !ps.servers_stated && ps.servers_per != plan::PsScheme::Per::kGpu &&
+      stack.ps_device_servers_per_gpu) {
+    ps.servers_per = plan::PsScheme::Per::kGpu;
+    ps.servers_by = scenario.framework;
     changed = true;
   }
   if (ps.placement != plan::PsPlacement::kColocated && ps.placement != plan::PsPlacement::kDedicated) return changed;

@@ -56,8 +56,15 @@ struct StackDescription {
   // server per worker node where a scheme does not state "servers" (MXNet's tools/launch.py), as "per_node" does.
   bool ps_servers_per_node = false;
   // "ps_tensors" (optional, "sliced" when absent): how the framework spreads its tensors over parameter servers
-  // (plan::TensorPlacement: tensorflow "whole", mxnet "kvstore") where a scheme does not say "tensors".
+  // (plan::TensorPlacement: tensorflow "whole", mxnet "kvstore") where a scheme does not say "tensors"; its
+  // optional "device", how it spreads them over servers on the GPUs (placement "device") where that differs (mxnet
+  // "largest_first": its device kvstore's merge buffers).
   plan::TensorPlacement ps_tensors = plan::TensorPlacement::kSliced;
+  std::optional<plan::TensorPlacement> ps_tensors_on_devices;
+  // "ps_device_servers_per_gpu" (optional, false when absent): whether the framework spreads parameters held on the
+  // GPUs (placement "device") over every worker GPU where a scheme does not state "servers", as "per_gpu" does
+  // (tf_cnn_benchmarks' ParamServerDeviceSetter, MXNet's device kvstore).
+  bool ps_device_servers_per_gpu = false;
   StackCosts costs() const;        // the values as a calibration's stack entry
   // The built-in model a measured run of this stack that names `model` trained: models' entry, else `model`.
   std::string network(const std::string& model) const;
@@ -79,8 +86,11 @@ std::string run_stack(const plan::Scenario& scenario, const topology::Cluster& c
 // A scenario's scheme completed by its stack where the scheme is silent: a parameter-server scheme whose servers
 // are reached over the network (placement colocated or dedicated) and that does not state "local_aggregation"
 // takes the named stack's ps_local_aggregation (MXNet: true), noted in PsScheme::local_aggregation_by, and one
-// that does not state "servers" its ps_servers_per_node (MXNet: a server per node), noted in servers_by; any
-// parameter-server scheme that does not state "tensors" takes ps_tensors, noted in tensors_by. Only a
+// that does not state "servers" its ps_servers_per_node (MXNet: a server per node), noted in servers_by; one with
+// its servers on the GPUs (placement "device") that does not state "servers" a server per worker GPU where the
+// stack's ps_device_servers_per_gpu says so (TensorFlow, MXNet), noted in servers_by; any parameter-server scheme
+// that does not state "tensors" takes ps_tensors (ps_tensors_on_devices on the GPUs where the stack has one),
+// noted in tensors_by. Only a
 // stack the scenario names ("framework") counts: the defaults of run_stack (mpi, tensorflow, nccl) do what the
 // scheme says. Returns whether it changed the scheme. predict, run, describe and every measured run apply it.
 bool apply_stack_defaults(plan::Scenario& scenario);

@@ -248,7 +248,7 @@ TEST_CASE("tensors whole on the least loaded server, or split over all as MXNet 
   const auto model = load_scenario_model(with("sliced"));
   const int64_t fc6 = model.layers.at(static_cast<size_t>(model.index_of("fc6"))).params;  // 102,764,544
   REQUIRE(fc6 > 100'000'000);
-  for (const std::string tensors : {"sliced", "whole", "kvstore"}) {
+  for (const std::string tensors : {"sliced", "whole", "kvstore", "largest_first"}) {
     INFO(tensors);
     const IterationPlan p = lower_for(with(tensors), 4);
     check_structure(p);
@@ -258,7 +258,10 @@ TEST_CASE("tensors whole on the least loaded server, or split over all as MXNet 
     REQUIRE(h.elements.size() == 4);
     int64_t most = 0, least = model.params();
     for (const auto& [e, n] : h.elements) most = std::max(most, n), least = std::min(least, n);
-    if (tensors == "whole") {
+    if (tensors == "largest_first") {
+      CHECK(most == fc6);  // fc6 placed first, alone: every later tensor goes to a server that holds less
+      CHECK(least > 0);
+    } else if (tensors == "whole") {
       CHECK(most >= fc6);  // fc6 whole on one server: the others share the rest
       CHECK(least > 0);
       CHECK(least <= (model.params() - fc6) / 3 + 1);

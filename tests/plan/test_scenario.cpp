@@ -66,6 +66,10 @@ TEST_CASE("ps options and their defaults", "[scenario]") {
   CHECK(s.scheme.ps.tensors_stated);
   CHECK(s.scheme.to_json()["tensors"] == "whole");
   CHECK(s.scheme.describe() == "ps(sync, 4 servers, colocated, whole tensors)");
+  s = parse(R"({"model": "m", "cluster": "c", "scheme": {"name": "ps", "servers": 4, "tensors": "largest_first"}})");
+  CHECK(s.scheme.ps.tensors == TensorPlacement::kLargestFirst);
+  CHECK(s.scheme.to_json()["tensors"] == "largest_first");
+  CHECK(s.scheme.describe() == "ps(sync, 4 servers, colocated, largest_first tensors)");
   CHECK_THROWS_WITH(parse(R"({"model": "m", "cluster": "c", "scheme": {"name": "ps", "tensors": "round_robin"}})"),
                     Catch::Contains("/scheme/tensors") && Catch::Contains("kvstore"));
 }

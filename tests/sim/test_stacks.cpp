@@ -87,11 +87,26 @@ TEST_CASE("a stack file without a source or with a fitted parameter lacking a st
   CHECK_THROWS_WITH(sim::parse_stack_description(tensors, "x.json"), Catch::Contains("/ps_tensors/source"));
   tensors["ps_tensors"]["source"] = "s";
   CHECK(sim::parse_stack_description(tensors, "x.json").ps_tensors == plan::TensorPlacement::kWhole);
+  CHECK_FALSE(sim::parse_stack_description(tensors, "x.json").ps_tensors_on_devices);  // optional
+  tensors["ps_tensors"]["device"] = "largest_first";  // on the GPUs, where the framework places them otherwise
+  CHECK(sim::parse_stack_description(tensors, "x.json").ps_tensors_on_devices == plan::TensorPlacement::kLargestFirst);
+  tensors["ps_tensors"]["device"] = "balanced";
+  CHECK_THROWS_WITH(sim::parse_stack_description(tensors, "x.json"), Catch::Contains("/ps_tensors/device"));
+  tensors["ps_tensors"]["device"] = "whole";
   tensors["ps_tensors"]["value"] = "hashed";
   CHECK_THROWS_WITH(sim::parse_stack_description(tensors, "x.json"), Catch::Contains("/ps_tensors/value"));
   CHECK(sim::find_stack("tensorflow").ps_tensors == plan::TensorPlacement::kWhole);
   CHECK(sim::find_stack("mxnet").ps_tensors == plan::TensorPlacement::kKvstore);
   CHECK(sim::find_stack("mpi").ps_tensors == plan::TensorPlacement::kSliced);
+  CHECK(sim::find_stack("mxnet").ps_tensors_on_devices == plan::TensorPlacement::kLargestFirst);
+  CHECK_FALSE(sim::find_stack("tensorflow").ps_tensors_on_devices);
+  CHECK_FALSE(sim::parse_stack_description(stack, "x.json").ps_device_servers_per_gpu);  // optional: false
+  Json per_gpu = stack;
+  per_gpu["ps_device_servers_per_gpu"] = {{"value", true}};
+  CHECK_THROWS_WITH(sim::parse_stack_description(per_gpu, "x.json"),
+                    Catch::Contains("/ps_device_servers_per_gpu/source"));
+  per_gpu["ps_device_servers_per_gpu"]["source"] = "s";
+  CHECK(sim::parse_stack_description(per_gpu, "x.json").ps_device_servers_per_gpu);
   Json no_source = stack;
   no_source["parameters"]["network_Bps"].erase("source");
   CHECK_THROWS_WITH(sim::parse_stack_description(no_source, "x.json"), Catch::Contains("/parameters/network_Bps"));
@@ -189,7 +204,9 @@ TEST_CASE("a parameter server over the network sums a node's gradients where the
   plan::Scenario mx_device = scenario_on("aws-p2.16xlarge", device, "mxnet");
   CHECK(sim::apply_stack_defaults(mx_device));
   CHECK_FALSE(mx_device.scheme.ps.local_aggregation);
-  CHECK(mx_device.scheme.ps.tensors == plan::TensorPlacement::kKvstore);
+  // On the GPUs MXNet's device kvstore places each key whole, largest first (its merge buffers), not ps-lite's way.
+  CHECK(mx_device.scheme.ps.tensors == plan::TensorPlacement::kLargestFirst);
+  CHECK(mx_device.scheme.ps.servers_per == plan::PsScheme::Per::kFixed);  // it said 2
   plan::Scenario tf = scenario_on("aws-p2.16xlarge", colocated, "tensorflow");
   CHECK(sim::apply_stack_defaults(tf));
   CHECK_FALSE(tf.scheme.ps.local_aggregation);
@@ -200,6 +217,35 @@ TEST_CASE("a parameter server over the network sums a node's gradients where the
   CHECK(unnamed.scheme.describe() == "ps(sync, 2 servers, colocated)");
   plan::Scenario ring = scenario_on("aws-p2.16xlarge", {{"name", "allreduce"}}, "mxnet");
   CHECK_FALSE(sim::apply_stack_defaults(ring));
+}
+
+TEST_CASE("servers on the GPUs: one per GPU and the framework's placement where the scheme is silent", "[sim]") {
+  const Json device = {{"name", "ps"}, {"placement", "device"}};  // MXNet's --kv-store device, tf_cnn_benchmarks' gpu
+  plan::Scenario mx = scenario_on("aws-p2.16xlarge", device, "mxnet");
+  mx.model = "alexnet_mxnet";
+  mx.nodes = 1;
+  CHECK(sim::apply_stack_defaults(mx));
+  CHECK(mx.scheme.ps.servers_per == plan::PsScheme::Per::kGpu);
+  CHECK(plan::servers_at(mx, 16) == 16);
+  CHECK(mx.scheme.describe() == "ps(sync, a server per GPU (mxnet's default), device, largest_first tensors "
+                                "(mxnet's default))");
+  plan::Scenario tf = scenario_on("aws-p2.16xlarge", device, "tensorflow");
+  CHECK(sim::apply_stack_defaults(tf));
+  CHECK(tf.scheme.ps.servers_per == plan::PsScheme::Per::kGpu);
+  CHECK(tf.scheme.ps.tensors == plan::TensorPlacement::kWhole);
+  for (const char* name : {"mpi", "nccl"}) CHECK_FALSE(sim::find_stack(name).ps_device_servers_per_gpu);
+  plan::Scenario unnamed = scenario_on("aws-p2.16xlarge", device);
+  CHECK_FALSE(sim::apply_stack_defaults(unnamed));
+  CHECK(plan::servers_at(unnamed, 16) == 1);  // the spec's default
+  // MXNet's AlexNet on a p2.16xlarge's 16 GPUs: its fc6 (38M weights) is summed and updated on one GPU, whose PCIe
+  // link carries all 16 copies each way, where sliced it would spread over the 16.
+  plan::Scenario sliced = mx;
+  sliced.scheme.ps.tensors = plan::TensorPlacement::kSliced;
+  const sim::Calibration c = sim::default_calibration();
+  const auto step = [&](const plan::Scenario& s) {
+    return sim::simulate_point(s, 16, c, sim::RunOptions{}, sim::Fidelity::kFast).iteration_s;
+  };
+  CHECK(step(mx) > 1.3 * step(sliced));
 }
 
 TEST_CASE("MXNet's servers across nodes take one merged push per node as a stated local aggregation does", "[sim]") {
