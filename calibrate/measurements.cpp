@@ -79,6 +79,40 @@ std::string resolve_name(MeasuredRun& r, const std::string& field, const std::st
   return *builtin;
 }
 
+// MXNet's kvstore types (its docs' and example/image-classification's --kv-store names) in the words of the spec's
+// parameter-server scheme, for what the run's scheme does not state itself: "local" sums the GPUs' gradients in host
+// memory (CommCPU: placement host_cpu), "device" on the GPUs (CommDevice: placement device), "dist_sync" and
+// "dist_device_sync" go to ps-lite servers over the network (the spec's default placement, colocated), "dist_async"
+// too, asynchronously (mode async). The stack's defaults then do the rest (sim::apply_stack_defaults). A run without
+// a framework of its own is MXNet's; another kvstore ("nccl": reduce and broadcast, no server) stays a note.
+void read_kvstore(MeasuredRun& r, std::vector<std::string>& ignored) {
+  const std::string at = r.json_path + "/scheme/kvstore";
+  const auto it = std::find(ignored.begin(), ignored.end(), at);
+  const Json& scheme = r.raw.at("scheme");
+  if (it == ignored.end() || r.scheme.kind != plan::SchemeKind::kPs || !scheme.at("kvstore").is_string()) return;
+  const std::string kv = lower_case(scheme.at("kvstore").get<std::string>());
+  std::optional<plan::PsPlacement> placement;
+  if (kv == "local") placement = plan::PsPlacement::kHostCpu;
+  if (kv == "device") placement = plan::PsPlacement::kDevice;
+  if (!placement && kv != "dist_sync" && kv != "dist_device_sync" && kv != "dist_async") return;
+  ignored.erase(it);
+  std::vector<std::string> taken;
+  if (placement && !scheme.contains("placement")) {
+    r.scheme.ps.placement = *placement;
+    taken.push_back(fmt::format("placement \"{}\"", plan::ps_placement_name(*placement)));
+  }
+  if (kv == "dist_async" && !scheme.contains("mode")) {
+    r.scheme.ps.mode = plan::PsMode::kAsync;
+    taken.emplace_back("mode \"async\"");
+  }
+  if (r.framework.empty()) {
+    r.framework = "mxnet";
+    taken.emplace_back("framework mxnet");
+  }
+  const std::string what = taken.empty() ? "what the run states already" : fmt::format("{}", fmt::join(taken, ", "));
+  r.notes.push_back({at, fmt::format("scheme field \"kvstore\": \"{}\" read as MXNet's {} kvstore: {}", kv, kv, what)});
+}
+
 MeasuredRun read_run(const Json& value, const std::string& file, const std::string& path) {
   const JsonObject o(value, file, path);
   MeasuredRun r;
@@ -107,10 +141,6 @@ MeasuredRun read_run(const Json& value, const std::string& file, const std::stri
   if (o.has("classes")) r.classes = o.get_int("classes", std::nullopt, 1, 1000000);
   std::vector<std::string> ignored;
   r.scheme = plan::parse_scheme(o.get_object("scheme"), &ignored);
-  for (const std::string& at : ignored)
-    r.notes.push_back({at, fmt::format("scheme field \"{}\" ignored (not in the scheme vocabulary of "
-                                       "../shared/spec.md; the run is simulated from its other fields)",
-                                       at.substr(path.size() + std::string("/scheme/").size()))});
   r.framework = framework_of_source(r.source);
   if (o.has("framework")) {  // not a field of the spec: a table's own name is taken, or noted and left out
     const std::string named = lower_case(o.get_string("framework"));
@@ -127,6 +157,11 @@ MeasuredRun read_run(const Json& value, const std::string& file, const std::stri
                                                          named, fmt::join(stacks, ", "), instead)});
     }
   }
+  read_kvstore(r, ignored);
+  for (const std::string& at : ignored)
+    r.notes.push_back({at, fmt::format("scheme field \"{}\" ignored (not in the scheme vocabulary of "
+                                       "../shared/spec.md; the run is simulated from its other fields)",
+                                       at.substr(path.size() + std::string("/scheme/").size()))});
   // The network the framework's benchmark meant by a built-in name (stacks/*.json "models": MXNet's "alexnet").
   if (!r.framework.empty() && !is_path(r.model)) r.model = sim::find_stack(r.framework).network(r.model);
   r.images_per_sec = o.get_number("images_per_sec");
@@ -266,8 +301,13 @@ std::vector<MeasuredRun> pool_repeats(std::vector<MeasuredRun> runs) {
 }
 
 Json run_configuration(const MeasuredRun& run) {
-  Json key = {{"cluster", run.cluster}, {"model", run.model}, {"data", plan::data_name(run.data)}, {"nodes", run.nodes},
-              {"gpus_per_node", run.gpus_per_node}, {"batch_per_gpu", run.batch_per_gpu}, {"precision", plan::precision_name(run.precision)},
+  Json key = {{"cluster", run.cluster},
+              {"model", run.model},
+              {"data", plan::data_name(run.data)},
+              {"nodes", run.nodes},
+              {"gpus_per_node", run.gpus_per_node},
+              {"batch_per_gpu", run.batch_per_gpu},
+              {"precision", plan::precision_name(run.precision)},
               {"scheme", run.scheme.to_json()}};
   if (!run.framework.empty()) key["framework"] = run.framework;
   if (run.input) key["input"] = *run.input;

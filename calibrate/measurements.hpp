@@ -52,11 +52,13 @@ struct MeasuredRun {
   std::string file;       // the measurements file it came from
   std::string json_path;  // "/runs/3"
   // How the reader took what a published table may spell its own way, each where it stands (validate and
-  // calibrate print them, reading_notes): a scheme field outside the spec's vocabulary ("/runs/3/scheme/kvstore",
-  // kept in raw, not simulated), a model named in a table's spelling ("ResNet-152"), a framework without a stack.
+  // calibrate print them, reading_notes): a scheme field outside the spec's vocabulary ("/runs/3/scheme/variant",
+  // kept in raw, not simulated), MXNet's kvstore type in a parameter-server scheme ("kvstore": "device", read as the
+  // placement and mode it stands for where the scheme does not state them, and as the mxnet stack where the run
+  // names none), a model named in a table's spelling ("ResNet-152"), a framework without a stack.
   struct Note {
-    std::string path;  // "/runs/3/scheme/kvstore"
-    std::string what;  // "scheme field \"kvstore\" ignored (...)": the same text for the same reading
+    std::string path;  // "/runs/3/scheme/variant"
+    std::string what;  // "scheme field \"variant\" ignored (...)": the same text for the same reading
   };
   std::vector<Note> notes;
   Json raw;               // the whole run object, unknown fields included

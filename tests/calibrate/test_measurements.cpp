@@ -345,10 +345,48 @@ TEST_CASE("an unknown built-in model or cluster is refused at the run that names
   CHECK(parse_measurements(document(run), "m.json").at(0).model == "models/mine.json");
 }
 
+TEST_CASE("an MXNet kvstore named in a measured run's scheme reads as the placement and mode it stands for",
+          "[unit]") {
+  const auto read = [](const std::string& scheme, const std::string& extra = "") {
+    Json run = Json::parse(R"({"id": "m", "cluster": "aws-p2.16xlarge", "gpus_per_node": 16, "model": "alexnet",
+      "batch_per_gpu": 128, "images_per_sec": 3000, "scheme": )" + scheme + extra + "}");
+    return parse_measurements(document(run), "m.json").at(0);
+  };
+  MeasuredRun r = read(R"({"name": "ps", "kvstore": "device"})");
+  CHECK(r.scheme.ps.placement == plan::PsPlacement::kDevice);  // summed on the GPUs (CommDevice)
+  CHECK(r.framework == "mxnet");                               // a kvstore is MXNet's
+  CHECK(r.model == "alexnet_mxnet");                           // so is the network its runs mean by "alexnet"
+  REQUIRE(r.notes.size() == 1);
+  CHECK(r.notes[0].path == "/runs/0/scheme/kvstore");
+  CHECK(r.notes[0].what == "scheme field \"kvstore\": \"device\" read as MXNet's device kvstore: placement "
+                          "\"device\", framework mxnet");
+  CHECK(read(R"({"name": "ps", "kvstore": "local"})").scheme.ps.placement == plan::PsPlacement::kHostCpu);
+  r = read(R"({"name": "ps", "kvstore": "Dist_Async"})");
+  CHECK(r.scheme.ps.mode == plan::PsMode::kAsync);
+  CHECK(r.scheme.ps.placement == plan::PsPlacement::kColocated);  // servers over the network: the spec's default
+  r = read(R"({"name": "ps", "kvstore": "dist_sync"})");
+  CHECK(r.scheme.ps.mode == plan::PsMode::kSync);
+  CHECK(r.notes.at(0).what ==
+        "scheme field \"kvstore\": \"dist_sync\" read as MXNet's dist_sync kvstore: framework mxnet");
+  // What the scheme and the run state stand.
+  r = read(R"({"name": "ps", "kvstore": "device", "placement": "host_cpu"})", R"(, "framework": "tensorflow")");
+  CHECK(r.scheme.ps.placement == plan::PsPlacement::kHostCpu);
+  CHECK(r.framework == "tensorflow");
+  CHECK(r.notes.at(0).what ==
+        "scheme field \"kvstore\": \"device\" read as MXNet's device kvstore: what the run states already");
+  r = read(R"({"name": "ps", "kvstore": "dist_async", "mode": "sync"})");
+  CHECK(r.scheme.ps.mode == plan::PsMode::kSync);
+  // A kvstore without servers, or outside a parameter-server scheme, stays a note.
+  r = read(R"({"name": "allreduce", "kvstore": "nccl"})");
+  CHECK(r.framework.empty());
+  CHECK(r.notes.at(0).what.find("scheme field \"kvstore\" ignored") == 0);
+  CHECK(read(R"({"name": "ps", "kvstore": "nccl"})").notes.at(0).what.find("ignored") != std::string::npos);
+}
+
 TEST_CASE("a scheme field outside the vocabulary is kept and named in a note, not refused, in a measured run",
           "[unit]") {
   Json run = good_run();
-  run["scheme"]["kvstore"] = "dist_sync";  // how MXNet's docs name what the scheme already says
+  run["scheme"]["tf_variable_update"] = "distributed_replicated";  // how a table names what the scheme already says
   Json other = good_run();
   other["id"] = "r2";
   other["scheme"] = Json::parse(R"({"name": "hybrid", "data_parallel": {"name": "ps", "kvstore": "device"}})");
@@ -358,13 +396,13 @@ TEST_CASE("a scheme field outside the vocabulary is kept and named in a note, no
   REQUIRE(runs.size() == 2);
   CHECK(runs[0].scheme.ps.servers == 2);  // the vocabulary's fields are read as ever
   REQUIRE(runs[0].notes.size() == 1);
-  CHECK(runs[0].notes[0].path == "/runs/0/scheme/kvstore");
+  CHECK(runs[0].notes[0].path == "/runs/0/scheme/tf_variable_update");
   REQUIRE(runs[1].notes.size() == 1);
   CHECK(runs[1].notes[0].path == "/runs/1/scheme/data_parallel/kvstore");
-  CHECK(runs[0].raw.at("scheme").at("kvstore") == "dist_sync");
+  CHECK(runs[0].raw.at("scheme").at("tf_variable_update") == "distributed_replicated");
   const std::string note = reading_notes(runs);
-  CHECK(note.find("scheme field \"kvstore\" ignored") != std::string::npos);
-  CHECK(note.find(": 1 run (first: m.json at /runs/0/scheme/kvstore)") != std::string::npos);
+  CHECK(note.find("scheme field \"tf_variable_update\" ignored") != std::string::npos);
+  CHECK(note.find(": 1 run (first: m.json at /runs/0/scheme/tf_variable_update)") != std::string::npos);
   CHECK(note.find("scheme field \"data_parallel/kvstore\" ignored") != std::string::npos);
   CHECK(reading_notes(parse_measurements(document(good_run()), "m.json")).empty());
   // A scenario stays strict: the same scheme there is a typo to report.
