@@ -31,8 +31,9 @@ enum class TensorPlacement { kSliced, kWhole, kKvstore, kLargestFirst };
 const char* ps_mode_name(PsMode m);
 const char* ps_placement_name(PsPlacement p);
 const char* tensor_placement_name(TensorPlacement t);
-// "sliced", "whole", "kvstore", "largest_first": the names a scheme's "tensors" and a stack's "ps_tensors" take, and the placement of
-// one of them (a name outside the list is the caller's error to report: JsonObject::get_enum with these names).
+// "sliced", "whole", "kvstore", "largest_first": the names a scheme's "tensors" and a stack's "ps_tensors" take, and
+// the placement of one of them (a name outside the list is the caller's error to report: JsonObject::get_enum with
+// these names).
 const std::vector<std::string>& tensor_placement_names();
 TensorPlacement tensor_placement_named(const std::string& name);
 

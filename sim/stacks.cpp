@@ -73,11 +73,11 @@ void parse_ps_defaults(const JsonObject& root, StackDescription& d) {
     o.finish();
   }
   if (root.has("ps_servers_per_node"))
-    d.ps_servers_per_node = sourced_bool(root, "ps_servers_per_node",
-                                         "why the framework's launcher does or does not start a server per worker node");
+    d.ps_servers_per_node = sourced_bool(
+        root, "ps_servers_per_node", "why the framework's launcher does or does not start a server per worker node");
   if (root.has("ps_device_servers_per_gpu"))
-    d.ps_device_servers_per_gpu = sourced_bool(root, "ps_device_servers_per_gpu",
-                                               "why the framework does or does not spread its parameters over every GPU");
+    d.ps_device_servers_per_gpu = sourced_bool(
+        root, "ps_device_servers_per_gpu", "why the framework does or does not spread its parameters over every GPU");
 }
 
 }  // namespace

@@ -90,9 +90,9 @@ std::string run_stack(const plan::Scenario& scenario, const topology::Cluster& c
 // its servers on the GPUs (placement "device") that does not state "servers" a server per worker GPU where the
 // stack's ps_device_servers_per_gpu says so (TensorFlow, MXNet), noted in servers_by; any parameter-server scheme
 // that does not state "tensors" takes ps_tensors (ps_tensors_on_devices on the GPUs where the stack has one),
-// noted in tensors_by. Only a
-// stack the scenario names ("framework") counts: the defaults of run_stack (mpi, tensorflow, nccl) do what the
-// scheme says. Returns whether it changed the scheme. predict, run, describe and every measured run apply it.
+// noted in tensors_by. Only a stack the scenario names ("framework") counts: the defaults of run_stack (mpi,
+// tensorflow, nccl) do what the scheme says. Returns whether it changed the scheme. predict, run, describe and every
+// measured run apply it.
 bool apply_stack_defaults(plan::Scenario& scenario);
 // The field of a StackCosts by key.
 std::optional<double>& stack_field(StackCosts& costs, const std::string& key);
