@@ -167,6 +167,8 @@ bool apply_stack_defaults(plan::Scenario& scenario) {
   const StackDescription& stack = find_stack(scenario.framework, scenario.file, scenario.path_of("/framework"));
   bool changed = false;
   const bool on_devices = ps.placement == plan::PsPlacement::kDevice;
+  const bool over_network =
+      ps.placement == plan::PsPlacement::kColocated || ps.placement == plan::PsPlacement::kDedicated;
   const plan::TensorPlacement tensors = on_devices ? stack.ps_tensors_on_devices.value_or(stack.ps_tensors)
                                                    : stack.ps_tensors;
   if (!ps.tensors_stated && ps.tensors != tensors) {
@@ -174,21 +176,18 @@ bool apply_stack_defaults(plan::Scenario& scenario) {
     ps.tensors_by = scenario.framework;
     changed = true;
   }
-  if (on_devices && !ps.servers_stated && ps.servers_per != plan::PsScheme::Per::kGpu &&
-      stack.ps_device_servers_per_gpu) {
-    ps.servers_per = plan::PsScheme::Per::kGpu;
+  // How many servers the framework starts where the scheme does not say: one per GPU holding them, one per node.
+  std::optional<plan::PsScheme::Per> servers;
+  if (on_devices && stack.ps_device_servers_per_gpu) servers = plan::PsScheme::Per::kGpu;
+  if (over_network && stack.ps_servers_per_node) servers = plan::PsScheme::Per::kNode;
+  if (servers && !ps.servers_stated && ps.servers_per != *servers) {
+    ps.servers_per = *servers;
     ps.servers_by = scenario.framework;
     changed = true;
   }
-  if (ps.placement != plan::PsPlacement::kColocated && ps.placement != plan::PsPlacement::kDedicated) return changed;
-  if (!ps.local_aggregation_stated && !ps.local_aggregation && stack.ps_local_aggregation) {
+  if (over_network && !ps.local_aggregation_stated && !ps.local_aggregation && stack.ps_local_aggregation) {
     ps.local_aggregation = true;
     ps.local_aggregation_by = scenario.framework;
-    changed = true;
-  }
-  if (!ps.servers_stated && ps.servers_per != plan::PsScheme::Per::kNode && stack.ps_servers_per_node) {
-    ps.servers_per = plan::PsScheme::Per::kNode;
-    ps.servers_by = scenario.framework;
     changed = true;
   }
   return changed;
