@@ -25,7 +25,12 @@ void fail_call(const char* library, const std::string& message, const char* expr
 
 const char* cuda_message(int status) { return cudaGetErrorString(static_cast<cudaError_t>(status)); }
 const char* cudnn_message(int status) { return cudnnGetErrorString(static_cast<cudnnStatus_t>(status)); }
-const char* nccl_message(int status) { return ncclGetErrorString(static_cast<ncclResult_t>(status)); }
+std::string nccl_message(int status) {
+  std::string message = ncclGetErrorString(static_cast<ncclResult_t>(status));
+  const char* last = ncclGetLastError(nullptr);  // NCCL's own reason ("unhandled system error" says little)
+  if (last != nullptr && *last != '\0') message += fmt::format(" ({})", last);
+  return message;
+}
 const char* cublas_message(int status) { return cublasGetStatusString(static_cast<cublasStatus_t>(status)); }
 
 }  // namespace scaletwin::exec::cuda

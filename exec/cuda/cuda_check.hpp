@@ -12,7 +12,7 @@ namespace scaletwin::exec::cuda {
 const char* cuda_message(int status);
 const char* cudnn_message(int status);
 const char* cublas_message(int status);
-const char* nccl_message(int status);
+std::string nccl_message(int status);  // with ncclGetLastError's reason where NCCL gives one
 
 }  // namespace scaletwin::exec::cuda
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <exception>
 #include <utility>
 
 #include "core/error.hpp"
@@ -44,6 +45,17 @@ NcclRunner::NcclRunner(std::vector<Member> members) {
 }
 
 NcclRunner::~NcclRunner() {
+  // Destroyed while an exception unwinds (this rank failed): a collective on the stream may wait for a peer that
+  // will never post its half, so the communicators are aborted first (their kernels stop) rather than the streams
+  // waited for, and the failure reaches MPI_Abort instead of hanging here.
+  const bool unwinding = std::uncaught_exceptions() > 0;
+  for (State& s : members_) {
+    cudaSetDevice(s.backend->device());
+    if (unwinding && s.comm != nullptr) {
+      ncclCommAbort(s.comm);
+      s.comm = nullptr;
+    }
+  }
   for (State& s : members_) {
     cudaSetDevice(s.backend->device());
     cudaStreamSynchronize(s.stream);
@@ -57,7 +69,7 @@ NcclRunner::~NcclRunner() {
     cudaSetDevice(s.backend->device());
     s.staging = DeviceBytes();
     s.scratch = DeviceBytes();
-    ncclCommDestroy(s.comm);
+    if (s.comm != nullptr) ncclCommDestroy(s.comm);
     cudaStreamDestroy(s.stream);
   }
 }
@@ -190,7 +202,15 @@ bool NcclRunner::done(uint64_t handle) {
   if (it == pending_.end()) return true;  // waited for already
   for (size_t m = 0; m < members_.size(); ++m) {
     const cudaError_t status = cudaEventQuery(it->second.done[m]);
-    if (status == cudaErrorNotReady) return false;
+    if (status == cudaErrorNotReady) {
+      // Not done yet: unless NCCL has failed in the background (a peer or the network gone), which would leave
+      // the caller polling forever.
+      ncclResult_t async = ncclSuccess;
+      ST_NCCL_CHECK(ncclCommGetAsyncError(members_[m].comm, &async));
+      if (async != ncclSuccess && async != ncclInProgress)
+        fail_call("NCCL", nccl_message(static_cast<int>(async)), "ncclCommGetAsyncError", __FILE__, __LINE__);
+      return false;
+    }
     ST_CUDA_CHECK(status);
   }
   return true;
