@@ -36,6 +36,9 @@
 // convolutions' arithmetic then reaches 34.4 / 0.55 / 67 = 0.93 of the FP32 peak, 0.85 with the per-op costs (TF32
 // tensor cores make this possible). Kernel launch overhead ~8 us.
 //
+// H100 SXM: the H200's GH100 die at the same clocks with 80 GB of HBM3 at 3.35 TB/s instead of 141 GB at 4.8 TB/s:
+// the same efficiencies (fractions of its own peaks), so memory-bound layers take 4.8 / 3.35 times as long.
+//
 // Links: SimGrid's own CM02 calibration against TCP uses a bandwidth factor of 0.92 for networks; PCIe and NVLink
 // figures in the cluster files are already measured effective rates (factor 1). Per message 5 us of software.
 // A CPU parameter server applies an SGD update at ~10 GB/s: 1e-10 s per byte.
@@ -187,6 +190,7 @@ Calibration default_calibration() {
   // 8.6% -> 16.4%; calibrate/README.md).
   c.devices["Tesla K80 (one GK210)"].sourced = {"memory", "reduction_half_length", "conv_knee_flops_per_byte"};
   c.devices["H200 SXM"] = DeviceEfficiency{0.85, 0.70, 0.70, 8e-6};
+  c.devices["H100 SXM"] = c.devices["H200 SXM"];  // the same die and clocks; its slower memory is the cluster's
   c.devices["cpu"] = DeviceEfficiency{0.30, 0.50, 0.50, 5e-6};
   for (LinkClass k : {LinkClass::kPcie, LinkClass::kNvlink, LinkClass::kNetwork, LinkClass::kShm})
     c.links[k] = LinkFactors{};

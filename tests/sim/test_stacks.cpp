@@ -556,6 +556,30 @@ TEST_CASE("predict names its calibration: shipped by device, none, or a file", "
   CHECK(sim::choose_calibration("", "Tesla K80 (one GK210)").source == "calibrations/k80.json (shipped)");
 }
 
+TEST_CASE("an H100 is predicted with the H200's efficiencies and its own slower memory", "[sim]") {
+  const sim::Calibration defaults = sim::default_calibration();
+  const sim::DeviceEfficiency& h100 = defaults.device("H100 SXM");
+  const sim::DeviceEfficiency& h200 = defaults.device("H200 SXM");
+  CHECK((h100.conv == h200.conv && h100.matmul == h200.matmul && h100.memory == h200.memory &&
+         h100.op_overhead_s == h200.op_overhead_s));
+  CHECK(&h100 != &defaults.device("default"));
+  const auto iteration_s = [](const std::string& cluster) {
+    const plan::Scenario s = plan::parse_scenario(Json{{"name", "h"}, {"model", "resnet50"}, {"cluster", cluster},
+                                                       {"gpus_per_node", 1}, {"batch_per_gpu", 64},
+                                                       {"scheme", {{"name", "allreduce"}}}},
+                                                  "h.json");
+    const sim::ChosenCalibration chosen =
+        sim::choose_calibration("", plan::load_scenario_cluster_spec(s).node.device.name);
+    CHECK(chosen.source.find("built-in defaults") == 0);  // no shipped calibration fits either
+    return sim::simulate_point(s, 1, chosen.calibration, sim::RunOptions{}, sim::Fidelity::kFast).iteration_s;
+  };
+  // Same peaks: only the memory-bound part of the step (and the convolutions' own traffic) takes 4.8 / 3.35 times
+  // as long, so the whole step takes longer, by less than that.
+  const double ratio = iteration_s("dgx-h100") / iteration_s("dgx-h200");
+  CHECK(ratio > 1.05);
+  CHECK(ratio < 4.8 / 3.35);
+}
+
 TEST_CASE("predict says when a network is not among those the calibration was fitted on for the device", "[sim]") {
   const auto scenario = [](const std::string& model) {
     return plan::parse_scenario(Json{{"name", "u"}, {"model", model}, {"cluster", "aws-p2.xlarge"},

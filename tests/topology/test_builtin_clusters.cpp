@@ -127,6 +127,19 @@ TEST_CASE("DGX H200: NVSwitch between GPUs, one NIC per GPU across nodes", "[top
   CHECK(c.leaf_of_node(0) != c.leaf_of_node(4));
 }
 
+TEST_CASE("DGX H100: the DGX H200's system with H100 SXM GPUs (80 GB at 3.35 TB/s)", "[topology]") {
+  const Cluster c(load_cluster_spec("dgx-h100"), 8);
+  const Cluster h200(load_cluster_spec("dgx-h200"), 8);
+  CHECK(c.spec().node.device.name == "H100 SXM");
+  CHECK(c.spec().node.device.peak_flops_half == h200.spec().node.device.peak_flops_half);
+  CHECK(c.spec().node.device.peak_flops == h200.spec().node.device.peak_flops);
+  CHECK(c.spec().node.device.memory_bandwidth_Bps == Approx(3.35e12));
+  CHECK(c.spec().node.device.memory_bytes < h200.spec().node.device.memory_bytes);
+  CHECK(c.route(c.device_vertex(0, 0), c.device_vertex(0, 5)).bottleneck_Bps == 450e9);
+  CHECK(c.route(c.device_vertex(1, 3), c.device_vertex(6, 3)).bottleneck_Bps == 50e9);
+  CHECK(c.leaf_of_node(0) != c.leaf_of_node(4));
+}
+
 TEST_CASE("local-cpu: one device per hardware thread, shared memory between them", "[topology]") {
   const Cluster c(load_cluster_spec("local-cpu"), 1);
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
