@@ -115,7 +115,7 @@ std::string format_bandwidth(double bytes_per_s) {
 
 std::string format_seconds(double s) {
   const double a = std::fabs(s);
-  if (a == 0.0) return "0 s";
+  if (a < 0.05e-9) return "0 s";  // below the printed resolution: not "0.0 ns" beside another point's "0 s"
   if (a < 1e-6) return fmt::format("{:.1f} ns", s * 1e9);
   if (a < 1e-3) return fmt::format("{:.2f} us", s * 1e6);
   if (a < 1.0) return fmt::format("{:.2f} ms", s * 1e3);

@@ -29,6 +29,16 @@ TEST_CASE("time and FLOP rates", "[units]") {
   CHECK(parse_quantity("989TFLOP/s", Quantity::kFlopsPerSec) == Approx(989e12));
 }
 
+TEST_CASE("durations print in the unit that suits them, and a residue below 0.05 ns as 0 s", "[units]") {
+  CHECK(format_seconds(0.0) == "0 s");
+  CHECK(format_seconds(1e-14) == "0 s");
+  CHECK(format_seconds(-1e-14) == "0 s");
+  CHECK(format_seconds(2.5e-9) == "2.5 ns");
+  CHECK(format_seconds(5e-6) == "5.00 us");
+  CHECK(format_seconds(0.03064) == "30.64 ms");
+  CHECK(format_seconds(1.5) == "1.500 s");
+}
+
 TEST_CASE("bad quantities name the place and what was expected", "[units]") {
   CHECK_THROWS_AS(parse_quantity("ten", Quantity::kBytes), InputError);
   CHECK_THROWS_AS(parse_quantity("5parsecs", Quantity::kSeconds), InputError);
