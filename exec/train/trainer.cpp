@@ -232,6 +232,19 @@ void check_precision(const detail::Context& ctx) {
                      "the update (got \"fp16\")");
 }
 
+// Training batch norm needs more than one value per channel: a worker's batch times the layer's positions. With one,
+// the batch variance is 0 and its unbiased estimate undefined (cuDNN divides by zero; PyTorch refuses such a batch).
+void check_batchnorm_values(const detail::Context& ctx) {
+  for (const models::Layer& layer : ctx.model.layers) {
+    if (layer.kind != models::LayerKind::kBatchNorm || ctx.scenario.batch_per_gpu * layer.out.h * layer.out.w > 1)
+      continue;
+    throw InputError(ctx.scenario.file, "/batch_per_gpu",
+                     fmt::format("a batch of at least 2 (batch norm \"{}\" normalises {}x{} positions per sample "
+                                 "and channel, so batch 1 leaves it one value per channel; got 1)",
+                                 layer.name, layer.out.h, layer.out.w));
+  }
+}
+
 void set_target_accuracy(detail::Context& ctx, const TrainOptions& options) {
   const plan::Training& training = ctx.scenario.training;
   ctx.target_accuracy = options.target_accuracy >= 0.0 ? options.target_accuracy : training.target_accuracy;
@@ -336,6 +349,7 @@ TrainResult train(plan::Point point, const TrainOptions& options, MPI_Comm comm)
   ST_ASSERT(static_cast<int>(ctx.plan.endpoints.size()) == ctx.ranks,
             fmt::format("the plan has {} endpoints for {} ranks", ctx.plan.endpoints.size(), ctx.ranks));
   check_precision(ctx);
+  check_batchnorm_values(ctx);
   set_model_parallel_layers(ctx, workers);
   set_target_accuracy(ctx, options);
 

@@ -3,6 +3,11 @@
 // Test cases are tagged with the rank count they need ([np2], [np3], [np4], [np5]); CTest runs each tag under
 // mpirun with that many ranks.
 #include <catch2/catch.hpp>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
 
 #include "core/error.hpp"
 #include "report/run_record.hpp"
@@ -81,6 +86,34 @@ TEST_CASE("trainer: bf16 or fp16 on --device cpu is refused on every rank and th
     }
     CHECK(sum_over_ranks(refused) == 2);
   }
+}
+
+TEST_CASE("trainer: batch norm left one value per channel (batch 1 on 1x1 maps) is refused on every rank", "[np2]") {
+  REQUIRE(world_size() == 2);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  // conv1 turns a 4x4 input into 8 channels of 1x1, which bn1 normalises.
+  const std::string model = (std::filesystem::temp_directory_path() /
+                             ("scaletwin-bn1x1-" + std::to_string(::getpid()) + "-" + std::to_string(rank) + ".json"))
+                                .string();
+  std::ofstream(model) << R"({"name": "bn1x1", "input": [1, 4, 4], "classes": 10, "layers": [
+    {"name": "conv1", "type": "conv", "out_channels": 8, "kernel": 4},
+    {"name": "bn1", "type": "batchnorm"}, {"name": "relu1", "type": "relu"},
+    {"name": "fc", "type": "fc", "out_features": "classes"}, {"name": "loss", "type": "softmax_cross_entropy"}]})";
+  plan::Scenario s = trainer_scenario(allreduce("ring"), 1, 2, 1, 2);
+  s.model = model;
+  int64_t refused = 0;
+  try {
+    exec::train(s, trainer_options(), MPI_COMM_WORLD);
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    refused = what.find("trainer-test.json") != std::string::npos && what.find("/batch_per_gpu") != std::string::npos &&
+              what.find("\"bn1\"") != std::string::npos && what.find("1x1") != std::string::npos;
+  }
+  CHECK(sum_over_ranks(refused) == 2);
+  s.batch_per_gpu = 2;  // two values per channel: it trains
+  CHECK(std::isfinite(exec::train(s, trainer_options(), MPI_COMM_WORLD).final_train_loss));
+  std::filesystem::remove(model);
 }
 
 TEST_CASE("trainer: a synchronous parameter server on 2 workers + 1 server gives the weights of 1 rank", "[np3]") {
