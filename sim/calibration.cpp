@@ -37,7 +37,9 @@
 // tensor cores make this possible). Kernel launch overhead ~8 us.
 //
 // H100 SXM: the H200's GH100 die at the same clocks with 80 GB of HBM3 at 3.35 TB/s instead of 141 GB at 4.8 TB/s:
-// the same efficiencies (fractions of its own peaks), so memory-bound layers take 4.8 / 3.35 times as long.
+// the same efficiencies (fractions of its own peaks), so memory-bound layers take 4.8 / 3.35 times as long. The
+// assumption above is as good for it as for the H200: its 1,400 images/s scale A100 figures by the H100/A100 ratio,
+// which does not tell the two GPUs' memories apart, and no H100 or H200 CNN run is in the reference set.
 //
 // Links: SimGrid's own CM02 calibration against TCP uses a bandwidth factor of 0.92 for networks; PCIe and NVLink
 // figures in the cluster files are already measured effective rates (factor 1). Per message 5 us of software.
