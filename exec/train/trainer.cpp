@@ -343,14 +343,13 @@ TrainResult train(plan::Point point, const TrainOptions& options, MPI_Comm comm)
   ctx.comm = comm;
   ST_MPI_CHECK(MPI_Comm_rank(comm, &ctx.rank));
   ST_MPI_CHECK(MPI_Comm_size(comm, &ctx.ranks));
-  const int workers = point.gpus;
   ctx.model = std::move(point.model);
   ctx.plan = std::move(point.plan);
   ST_ASSERT(static_cast<int>(ctx.plan.endpoints.size()) == ctx.ranks,
             fmt::format("the plan has {} endpoints for {} ranks", ctx.plan.endpoints.size(), ctx.ranks));
   check_precision(ctx);
   check_batchnorm_values(ctx);
-  set_model_parallel_layers(ctx, workers);
+  set_model_parallel_layers(ctx, point.gpus);  // the workers
   set_target_accuracy(ctx, options);
 
   TrainResult result;
