@@ -1,6 +1,8 @@
 // Strict JSON reading with file and path in every error (see json_reader.hpp).
 #include "core/json_reader.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <cctype>
@@ -173,7 +175,9 @@ std::string JsonObject::get_enum(const std::string& key, const std::vector<std::
   std::string s = get_string(key);
   for (const auto& c : choices)
     if (c == s) return s;
-  fail(key, fmt::format("one of {} (got \"{}\")", fmt::join(choices, ", "), s));
+  const std::string nearest = nearest_word(s, choices);
+  fail(key, fmt::format("one of {} (got \"{}\"{})", fmt::join(choices, ", "), s,
+                        nearest.empty() ? std::string() : fmt::format("; did you mean \"{}\"?", nearest)));
 }
 
 int64_t JsonObject::get_int(const std::string& key, std::optional<int64_t> fallback, int64_t min, int64_t max) const {
@@ -274,13 +278,55 @@ std::vector<std::string> JsonObject::unknown_keys() const {
   return out;
 }
 
+namespace {
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+[[noreturn]] void fail_unknown_key(const std::string& file, const std::string& path, const std::string& key,
+                                   const std::vector<std::string>& known) {
+  const std::string nearest = nearest_word(key, known);
+  const std::string hint = nearest.empty() ? std::string() : fmt::format("; did you mean \"{}\"?", nearest);
+  throw InputError(file, path,
+                   fmt::format("a known field (unknown key \"{}\"{}; known keys here: {})", key, hint,
+                               fmt::join(known, ", ")));
+}
+
+}  // namespace
+
+std::string nearest_word(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_distance = word.size() / 2 + 1;
+  for (const std::string& c : candidates) {
+    const size_t d = edit_distance(lower_case(word), lower_case(c));
+    if (d < best_distance) best = c, best_distance = d;
+  }
+  return best;
+}
+
 void JsonObject::finish() const {
   const std::vector<std::string> unknown = unknown_keys();
   if (unknown.empty()) return;
-  const std::vector<std::string> known(used_.begin(), used_.end());
-  throw InputError(file_, path_of(unknown.front()),
-                   fmt::format("a known field (unknown key \"{}\"; known keys here: {})", unknown.front(),
-                               fmt::join(known, ", ")));
+  fail_unknown_key(file_, path_of(unknown.front()), unknown.front(),
+                   std::vector<std::string>(used_.begin(), used_.end()));
+}
+
+void JsonObject::expect_keys(const std::vector<std::string>& known) const {
+  for (auto it = value_->begin(); it != value_->end(); ++it)
+    if (std::find(known.begin(), known.end(), it.key()) == known.end())
+      fail_unknown_key(file_, path_of(it.key()), it.key(), known);
 }
 
 }  // namespace scaletwin

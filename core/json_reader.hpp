@@ -64,8 +64,11 @@ class JsonObject {
   // A key that may hold any JSON value (caller validates); marks it used.
   const Json* get_any(const std::string& key) const;
 
-  // Throws InputError naming the first unknown key and the known ones.
+  // Throws InputError naming the first unknown key, the known key nearest to it and the known ones.
   void finish() const;
+  // The same check against a list given up front: for readers whose required fields would otherwise report a
+  // misspelt key as missing ("kernal" is an unknown key near "kernel", not "kernel ... missing").
+  void expect_keys(const std::vector<std::string>& known) const;
   // The keys nobody asked for yet, for readers that keep unknown fields (a measured run's) and say so.
   std::vector<std::string> unknown_keys() const;
 
@@ -92,6 +95,10 @@ int compare_numbers_or_text(const std::string& a, const std::string& b);
 // ("ResNet-152" and "resnet152" are both "resnet152").
 std::string bare_spelling(const std::string& name);
 std::string lower_case(const std::string& text);  // ASCII letters lowered, the rest as it is
+
+// The entry of `candidates` nearest to `word` by edit distance (ties: the first), "" when there is none within
+// half the word's length (so that "kernal" finds "kernel" and "zzz" finds nothing).
+std::string nearest_word(const std::string& word, const std::vector<std::string>& candidates);
 
 // Describes the JSON type of a value for messages ("a string", "an array", ...).
 std::string json_type_name(const Json& v);

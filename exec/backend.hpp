@@ -103,6 +103,9 @@ struct LayerArgs {
 //   relu, max/avg pool, global avg pool, flatten: as usual (avg pool honours count_include_pad)
 //   add:            y = sum of inputs;   concat: along channels, in input order
 //   dropout:        y = x * mask / (1 - rate), mask[i] = dropout_keep(seed, i, rate)
+//   sigmoid, silu, hardswish: element-wise (exec/cpu/activation_kernels.cpp has the formulas)
+//   mul:            y = x * s, s of x's shape or C×1×1 (one scale per channel); d_x and d_s (summed over positions)
+//   drop_path:      y = x * mask[n] / (1 - rate) per sample n, mask[n] = dropout_keep(seed, n, rate); identity in eval
 //   softmax_cross_entropy: y = softmax(x) (probabilities, N × classes); backward_input writes
 //                   d_x = (y - onehot(labels)) * loss_scale and ignores d_output. Loss and accuracy are computed by
 //                   the caller from y (see exec/network.hpp).
@@ -135,7 +138,8 @@ class Backend {
 
   virtual std::unique_ptr<LayerKernel> make_layer(const LayerDesc& desc) = 0;
   // The channel block b of the blocked activation layout this backend's kernels prefer, 0 for none (plain NCHW
-  // only). Network keeps the activations between convolution, batch norm, ReLU, add and average pooling in it
+  // only). Network keeps the activations between convolution, batch norm, the activations (ReLU, sigmoid, SiLU, hard
+  // swish), add, mul, drop_path and average pooling in it
   // (see network.hpp) and tells the kernels through LayerDesc::in_blocks and out_block.
   virtual int activation_block() const { return 0; }
 

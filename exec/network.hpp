@@ -115,7 +115,7 @@ class Network {
   int64_t state_count() const;
 
   // Activations and their gradients of the last pass (full outputs, n × out elements). On a backend with an
-  // activation_block() (the CPU), layers inside a run of convolution, batch norm, ReLU, add and average pooling
+  // activation_block() (the CPU), layers inside a run of convolution, batch norm, activations, add, mul, drop_path and average pooling
   // keep them in that blocked layout (detail::activation_blocks); the input, the last layer and every output read
   // by another kind of layer (fc, flatten, loss, ...) are plain NCHW.
   const float* output(int layer) const;

@@ -28,8 +28,19 @@ std::pair<int64_t, int64_t> param_counts(const models::Layer& layer, const model
 }
 
 bool keeps_layout(LayerKind kind) {
-  return kind == LayerKind::kBatchNorm || kind == LayerKind::kRelu || kind == LayerKind::kAdd ||
-         kind == LayerKind::kAvgPool || kind == LayerKind::kGlobalAvgPool;
+  switch (kind) {
+    case LayerKind::kBatchNorm:
+    case LayerKind::kRelu:
+    case LayerKind::kAdd:
+    case LayerKind::kAvgPool:
+    case LayerKind::kGlobalAvgPool:
+    case LayerKind::kSigmoid:
+    case LayerKind::kSilu:
+    case LayerKind::kHardSwish:
+    case LayerKind::kMul:
+    case LayerKind::kDropPath: return true;
+    default: return false;
+  }
 }
 bool takes_blocked(LayerKind kind) { return kind == LayerKind::kConv || keeps_layout(kind); }
 
@@ -192,8 +203,13 @@ std::vector<int> activation_blocks(const models::Model& model, const Layout& lay
       for (int k : consumers[i])
         if (!takes_blocked(model.layers[k].kind) && !same_bytes) clear(static_cast<int>(i));
       if (!keeps_layout(model.layers[i].kind)) continue;
-      for (int in : model.layers[i].inputs) {
+      const auto& inputs = model.layers[i].inputs;
+      for (size_t k = 0; k < inputs.size(); ++k) {
+        const int in = inputs[k];
         if (blocks[in] == blocks[i]) continue;
+        // A channel scale (mul's second input, C×1×1) is the same bytes in either layout.
+        const models::Shape& si = layout.layers[in].out_shape;
+        if (model.layers[i].kind == LayerKind::kMul && k == 1 && si.h == 1 && si.w == 1) continue;
         clear(in);
         clear(static_cast<int>(i));
       }

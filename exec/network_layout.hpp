@@ -32,10 +32,12 @@ struct Layout {
 // Checks the model and places every layer's parameters (replicated layers last-first, then slices) and state.
 Layout make_layout(const models::Model& model, const std::map<int, FcSlice>& fc_slices);
 // The activation layout of every layer's output (see LayerDesc::in_blocks) for a backend preferring channel blocks
-// of `block` (0: all plain): blocked are the outputs of convolution, batch norm, ReLU, add and average pooling
+// of `block` (0: all plain): blocked are the outputs of convolution, batch norm, ReLU, sigmoid, SiLU, hard swish, add, mul, drop_path and
+// average pooling
 // whose channels are a multiple of `block`, that have consumers, all of them of those kinds (or the output is
 // 1 × 1, where blocked and plain are the same bytes), and that agree with the inputs and outputs they share an
-// element-wise layout with (batch norm, ReLU, add and pooling keep their input's layout; convolution converts).
+// element-wise layout with (those but convolution keep their input's layout, which convolution converts; mul's C×1×1 scale
+// is the same bytes in either).
 std::vector<int> activation_blocks(const models::Model& model, const Layout& layout, int block);
 // Host values of the initial parameters and state, in the layout's order.
 void init_params(const models::Model& model, const Layout& layout, uint64_t seed, std::vector<float>& params,

@@ -168,6 +168,26 @@ int ModelBuilder::softmax_cross_entropy(const std::string& name, int from) {
   return add_layer(make_layer(name, LayerKind::kSoftmaxCrossEntropy, {from}));
 }
 
+int ModelBuilder::sigmoid(const std::string& name, int from) {
+  return add_layer(make_layer(name, LayerKind::kSigmoid, {from}));
+}
+
+int ModelBuilder::silu(const std::string& name, int from) { return add_layer(make_layer(name, LayerKind::kSilu, {from})); }
+
+int ModelBuilder::hardswish(const std::string& name, int from) {
+  return add_layer(make_layer(name, LayerKind::kHardSwish, {from}));
+}
+
+int ModelBuilder::mul(const std::string& name, int from, int scale) {
+  return add_layer(make_layer(name, LayerKind::kMul, {from, scale}));
+}
+
+int ModelBuilder::drop_path(const std::string& name, int from, double rate) {
+  Layer l = make_layer(name, LayerKind::kDropPath, {from});
+  l.dropout_rate = rate;
+  return add_layer(std::move(l));
+}
+
 Model ModelBuilder::build() const {
   check_graph(model_, origin_);
   return model_;

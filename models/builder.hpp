@@ -26,6 +26,11 @@
 //   concat, flatten, input   0 (copies and views)
 //   dropout      fwd 1·e (the mask multiply), bwd_input 1·e
 //   softmax_cross_entropy   fwd 5·e (max, subtract, exp, sum, divide), bwd_input 1·e (p − one-hot)
+//   sigmoid      fwd 4·e, bwd_input 3·e (dy · y · (1 − y))
+//   silu         fwd 5·e, bwd_input 9·e (dy · s · (1 + x · (1 − s)), the sigmoid s recomputed)
+//   hardswish    fwd 4·e, bwd_input 3·e
+//   mul          fwd 1·e, bwd_input 2·e (dx and ds), 3·e when the scale is C×1×1 (ds summed over the positions)
+//   drop_path    fwd 1·e, bwd_input 1·e (one mask value per sample; stochastic depth)
 // A layer whose only inputs are the model input has bwd_input_flops = 0: no framework computes the gradient of
 // the data. activation_bytes is 4·e (fp32 output; the loss layer's output is the softmax probabilities, which its
 // backward reads, so it has the shape of its input); weight_bytes is 4·params.
@@ -69,6 +74,11 @@ class ModelBuilder {
   int dropout(const std::string& name, int from, double rate = 0.5);
   int flatten(const std::string& name, int from);
   int softmax_cross_entropy(const std::string& name, int from);
+  int sigmoid(const std::string& name, int from);
+  int silu(const std::string& name, int from);
+  int hardswish(const std::string& name, int from);
+  int mul(const std::string& name, int from, int scale);  // from · scale (scale: from's shape, or C×1×1)
+  int drop_path(const std::string& name, int from, double rate);
 
   // Appends a layer whose name, kind, inputs and kind parameters are set (costs are computed here).
   int add_layer(Layer layer);

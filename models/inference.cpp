@@ -62,6 +62,8 @@ void check_input_count(const LayerContext& ctx) {
   const LayerKind k = ctx.layer.kind;
   if (k == LayerKind::kAdd || k == LayerKind::kConcat) {
     if (n < 2) ctx.fail(fmt::format("at least 2 inputs (got {})", n));
+  } else if (k == LayerKind::kMul) {
+    if (n != 2) ctx.fail(fmt::format("exactly 2 inputs, the tensor and its scale (got {})", n));
   } else if (n != 1) {
     ctx.fail(fmt::format("exactly 1 input (got {})", n));
   }
@@ -167,6 +169,23 @@ void infer_add(const LayerContext& ctx, Layer& l) {
   l.fwd_flops = static_cast<double>(l.inputs.size() - 1) * static_cast<double>(l.out.elements());
 }
 
+// y = x · s with s of x's shape, or C×1×1 (one scale per channel, broadcast over the positions: the excitation of
+// squeeze-and-excitation). Backward: dx = dy · s (e), and ds = dy · x (e) summed over the positions where s is
+// broadcast (e more).
+void infer_mul(const LayerContext& ctx, Layer& l) {
+  l.out = ctx.in(0);
+  const Shape& s = ctx.in(1);
+  const bool same = s == l.out;
+  if (!same && !(s.c == l.out.c && s.h == 1 && s.w == 1))
+    ctx.fail(fmt::format("a second input of the first's shape or {}×1×1, one scale per channel (\"{}\" is {}, \"{}\" "
+                         "is {})",
+                         l.out.c, ctx.model.layers[static_cast<size_t>(l.inputs[0])].name, shape_text(l.out),
+                         ctx.model.layers[static_cast<size_t>(l.inputs[1])].name, shape_text(s)));
+  const double e = static_cast<double>(l.out.elements());
+  l.fwd_flops = e;
+  l.bwd_input_flops = same ? 2.0 * e : 3.0 * e;
+}
+
 void infer_concat(const LayerContext& ctx, Layer& l) {
   l.out = Shape{0, ctx.in(0).h, ctx.in(0).w};
   for (size_t i = 0; i < l.inputs.size(); ++i) {
@@ -195,12 +214,25 @@ void infer_elementwise(const LayerContext& ctx, Layer& l) {
       l.bwd_weight_flops = 3.0 * e;
       break;
     case LayerKind::kDropout:
+    case LayerKind::kDropPath:
       if (!(l.dropout_rate >= 0.0 && l.dropout_rate < 1.0))
         ctx.fail(fmt::format("rate in [0, 1) (got {})", l.dropout_rate));
       [[fallthrough]];
     case LayerKind::kRelu:
       l.fwd_flops = e;
       l.bwd_input_flops = e;
+      break;
+    case LayerKind::kSigmoid:  // exp, add, divide, (negate); backward dy · y · (1 − y)
+      l.fwd_flops = 4.0 * e;
+      l.bwd_input_flops = 3.0 * e;
+      break;
+    case LayerKind::kSilu:  // sigmoid and a multiply; backward dy · s · (1 + x · (1 − s)), s recomputed
+      l.fwd_flops = 5.0 * e;
+      l.bwd_input_flops = 9.0 * e;
+      break;
+    case LayerKind::kHardSwish:  // add, clamp, multiply, divide; backward a piecewise-linear slope times dy
+      l.fwd_flops = 4.0 * e;
+      l.bwd_input_flops = 3.0 * e;
       break;
     case LayerKind::kSoftmaxCrossEntropy:
       if (l.out.elements() != ctx.model.classes)
@@ -228,10 +260,15 @@ void infer_costs_by_kind(const LayerContext& ctx, Layer& l) {
     case LayerKind::kAdd: infer_add(ctx, l); break;
     case LayerKind::kConcat: infer_concat(ctx, l); break;
     case LayerKind::kFlatten: l.out = Shape{ctx.in().elements(), 1, 1}; break;
+    case LayerKind::kMul: infer_mul(ctx, l); break;
     case LayerKind::kBatchNorm:
     case LayerKind::kRelu:
     case LayerKind::kDropout:
-    case LayerKind::kSoftmaxCrossEntropy: infer_elementwise(ctx, l); break;
+    case LayerKind::kSoftmaxCrossEntropy:
+    case LayerKind::kSigmoid:
+    case LayerKind::kSilu:
+    case LayerKind::kHardSwish:
+    case LayerKind::kDropPath: infer_elementwise(ctx, l); break;
   }
 }
 

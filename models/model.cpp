@@ -24,6 +24,11 @@ const char* layer_kind_name(LayerKind kind) {
     case LayerKind::kDropout: return "dropout";
     case LayerKind::kFlatten: return "flatten";
     case LayerKind::kSoftmaxCrossEntropy: return "softmax_cross_entropy";
+    case LayerKind::kSigmoid: return "sigmoid";
+    case LayerKind::kSilu: return "silu";
+    case LayerKind::kHardSwish: return "hardswish";
+    case LayerKind::kMul: return "mul";
+    case LayerKind::kDropPath: return "drop_path";
   }
   ST_ASSERT(false, "unknown LayerKind value");
 }
@@ -50,7 +55,8 @@ const std::vector<LayerKind>& all_layer_kinds() {
       LayerKind::kInput,   LayerKind::kConv,           LayerKind::kBatchNorm, LayerKind::kRelu,
       LayerKind::kMaxPool, LayerKind::kAvgPool,        LayerKind::kGlobalAvgPool,
       LayerKind::kFullyConnected, LayerKind::kAdd,     LayerKind::kConcat,    LayerKind::kDropout,
-      LayerKind::kFlatten, LayerKind::kSoftmaxCrossEntropy,
+      LayerKind::kFlatten, LayerKind::kSoftmaxCrossEntropy, LayerKind::kSigmoid, LayerKind::kSilu,
+      LayerKind::kHardSwish, LayerKind::kMul, LayerKind::kDropPath,
   };
   return kinds;
 }

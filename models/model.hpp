@@ -33,6 +33,11 @@ enum class LayerKind {
   kDropout,
   kFlatten,
   kSoftmaxCrossEntropy,
+  kSigmoid,    // y = 1 / (1 + e^-x)
+  kSilu,       // SiLU / swish: y = x · sigmoid(x)
+  kHardSwish,  // y = x · min(max(x + 3, 0), 6) / 6 (MobileNetV3; ONNX HardSwish)
+  kMul,        // y = x · s: two inputs, s of x's shape or C×1×1 (a channel scale: squeeze-and-excitation)
+  kDropPath,   // stochastic depth / drop-connect: each sample's whole tensor kept with probability 1 − rate
 };
 
 // Classes of layers for the compute model: each has its own efficiency in a calibration.
@@ -83,7 +88,7 @@ struct Layer {
   ConvParams conv;          // kConv
   PoolParams pool;          // kMaxPool, kAvgPool
   FcParams fc;              // kFullyConnected
-  double dropout_rate = 0.0;
+  double dropout_rate = 0.0;  // kDropout: per element; kDropPath: per sample
   double bn_eps = 1e-5;
   double bn_momentum = 0.1;
 

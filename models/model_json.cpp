@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "models/builder.hpp"
+#include "models/onnx_import.hpp"
 #include "models/zoo.hpp"
 
 namespace scaletwin::models {
@@ -115,11 +116,30 @@ std::vector<std::string> layer_type_names() {
   return names;
 }
 
+// The keys a layer of `kind` may have (models/README.md), so that a misspelt one is reported as unknown, with the
+// nearest known key, before a required field would be reported as missing.
+std::vector<std::string> layer_keys(LayerKind kind) {
+  std::vector<std::string> keys = {"name", "type", "inputs", "comment"};
+  auto more = [&keys](std::initializer_list<const char*> k) { keys.insert(keys.end(), k.begin(), k.end()); };
+  switch (kind) {
+    case LayerKind::kConv: more({"out_channels", "kernel", "stride", "padding", "dilation", "groups", "bias"}); break;
+    case LayerKind::kMaxPool: more({"kernel", "stride", "padding", "ceil_mode"}); break;
+    case LayerKind::kAvgPool: more({"kernel", "stride", "padding", "ceil_mode", "count_include_pad"}); break;
+    case LayerKind::kFullyConnected: more({"out_features", "bias"}); break;
+    case LayerKind::kBatchNorm: more({"eps", "momentum"}); break;
+    case LayerKind::kDropout:
+    case LayerKind::kDropPath: more({"rate"}); break;
+    default: break;
+  }
+  return keys;
+}
+
 Layer read_layer(JsonObject& obj, const Model& so_far) {
   Layer l;
   l.name = obj.get_string("name");
   if (l.name.empty()) obj.fail("name", "a non-empty layer name");
   l.kind = *layer_kind_from_name(obj.get_enum("type", layer_type_names()));
+  obj.expect_keys(layer_keys(l.kind));
   l.inputs = read_inputs(obj, so_far);
   switch (l.kind) {
     case LayerKind::kConv: read_conv(obj, l); break;
@@ -131,6 +151,7 @@ Layer read_layer(JsonObject& obj, const Model& so_far) {
       l.bn_momentum = obj.get_number("momentum", 0.1);
       break;
     case LayerKind::kDropout: l.dropout_rate = obj.get_number("rate", 0.5); break;
+    case LayerKind::kDropPath: l.dropout_rate = obj.get_number("rate", std::nullopt); break;
     default: break;
   }
   obj.ignore("comment");
@@ -158,7 +179,22 @@ Model parse_model_json(const Json& doc, const std::string& origin, const ModelOv
     JsonObject obj(layers[i], origin, fmt::format("/layers/{}", i));
     b.add_layer(read_layer(obj, b.model()));
   }
+  append_default_loss(b, origin, "/layers");
   return b.build();
+}
+
+void append_default_loss(ModelBuilder& b, const std::string& origin, const std::string& path) {
+  for (const Layer& l : b.model().layers)
+    if (l.kind == LayerKind::kSoftmaxCrossEntropy) return;
+  const Layer& last = b.model().layers.back();
+  if (b.model().layers.size() < 2 || last.out.elements() != b.classes())
+    throw InputError(origin, path,
+                     fmt::format("a softmax_cross_entropy layer, or a last layer with `classes` = {} outputs that the "
+                                 "default loss (softmax cross-entropy) can follow (the last layer \"{}\" has {})",
+                                 b.classes(), last.name, last.out.elements()));
+  std::string name = "loss";
+  while (b.model().index_of(name) >= 0) name += "_";
+  b.softmax_cross_entropy(name, b.last());
 }
 
 Model load_model_file(const std::string& path, const ModelOverrides& overrides) {
@@ -199,7 +235,8 @@ Json layer_params_json(const Layer& l, bool is_classifier) {
       if (l.bn_eps != 1e-5) j["eps"] = l.bn_eps;
       if (l.bn_momentum != 0.1) j["momentum"] = l.bn_momentum;
       break;
-    case LayerKind::kDropout: j["rate"] = l.dropout_rate; break;
+    case LayerKind::kDropout:
+    case LayerKind::kDropPath: j["rate"] = l.dropout_rate; break;
     default: break;
   }
   return j;
@@ -245,13 +282,14 @@ Model load_model(const std::string& name_or_file, const ModelOverrides& override
     throw InputError(context_file, context_path,
                      fmt::format("a built-in model ({}) or an existing model file (got \"{}\")",
                                  fmt::join(builtin_model_names(), ", "), name_or_file));
+  if (is_onnx_path(name_or_file)) return load_onnx_model(name_or_file, overrides);
   return load_model_file(name_or_file, overrides);
 }
 
 void check_model_reference(const std::string& name_or_file, const std::string& context_file,
                            const std::string& context_path) {
-  const bool looks_like_path = name_or_file.find('/') != std::string::npos ||
-                               name_or_file.ends_with(".json") || std::filesystem::exists(name_or_file);
+  const bool looks_like_path = name_or_file.find('/') != std::string::npos || name_or_file.ends_with(".json") ||
+                               is_onnx_path(name_or_file) || std::filesystem::exists(name_or_file);
   if (is_builtin_model(name_or_file) || looks_like_path) return;
   throw InputError(context_file, context_path,
                    fmt::format("a built-in model ({}) or the path of a model file (got \"{}\")",

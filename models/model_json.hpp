@@ -35,6 +35,11 @@ inline constexpr const char* kModelFormat = "scaletwin-model/1";
 Model parse_model_json(const Json& doc, const std::string& origin, const ModelOverrides& overrides = {});
 // Reads and parses a model file (InputError when it cannot be read or is invalid).
 Model load_model_file(const std::string& path, const ModelOverrides& overrides = {});
+// A model without a softmax_cross_entropy layer gets the default loss: one appended after its last layer (named
+// "loss"), which must then have `classes` outputs; else an InputError at `path` of `origin`. The JSON reader and
+// the ONNX importer call it (models/README.md).
+class ModelBuilder;
+void append_default_loss(ModelBuilder& b, const std::string& origin, const std::string& path);
 // Writes a model in the format above (layers[0], the input, is implicit; "inputs" omitted when a layer reads only
 // the layer before it; parameters omitted when they have their default).
 Json model_to_json(const Model& model);

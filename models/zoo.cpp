@@ -115,6 +115,10 @@ const BuiltinEntry kBuiltins[] = {
     {"resnet34", {3, 224, 224}, 1000},     {"resnet101", {3, 224, 224}, 1000},
     {"resnet101_v1", {3, 224, 224}, 1000}, {"vgg19", {3, 224, 224}, 1000},
     {"googlenet", {3, 224, 224}, 1000},
+    {"resnet50_v1_5", {3, 224, 224}, 1000},    {"resnext101_32x4d", {3, 224, 224}, 1000},
+    {"se_resnext101_32x4d", {3, 224, 224}, 1000}, {"efficientnet_b0", {3, 224, 224}, 1000},
+    {"efficientnet_b4", {3, 380, 380}, 1000},  {"efficientnet_widese_b0", {3, 224, 224}, 1000},
+    {"efficientnet_widese_b4", {3, 380, 380}, 1000}, {"efficientnet_v2_s", {3, 300, 300}, 1000},
 };
 
 const BuiltinEntry& find_builtin(const std::string& name) {
@@ -149,6 +153,18 @@ Model build_builtin(const std::string& name, Shape input, int64_t classes) {
     return zoo_detail::make_resnet(name, input, classes, ResNetSpec{true, false, {3, 4, 23, 3}});
   if (name == "resnet101_v1")
     return zoo_detail::make_resnet(name, input, classes, ResNetSpec{true, false, {3, 4, 23, 3}, true});
+  if (name == "resnet50_v1_5")
+    return zoo_detail::make_resnet(name, input, classes, ResNetSpec{true, false, {3, 4, 6, 3}});
+  if (name == "resnext101_32x4d" || name == "se_resnext101_32x4d") {
+    ResNetSpec spec{true, false, {3, 4, 23, 3}, false, {128, 256, 512, 1024}, 2, 32};
+    spec.se_reduction = name == "se_resnext101_32x4d" ? 16 : 0;
+    return zoo_detail::make_resnet(name, input, classes, spec);
+  }
+  if (name == "efficientnet_b0" || name == "efficientnet_widese_b0")
+    return zoo_detail::make_efficientnet_b(name, input, classes, 1.0, 1.0, 0.2, name == "efficientnet_widese_b0");
+  if (name == "efficientnet_b4" || name == "efficientnet_widese_b4")
+    return zoo_detail::make_efficientnet_b(name, input, classes, 1.4, 1.8, 0.4, name == "efficientnet_widese_b4");
+  if (name == "efficientnet_v2_s") return zoo_detail::make_efficientnet_v2_s(name, input, classes);
   if (name == "inception_v3") return zoo_detail::make_inception_v3(name, input, classes);
   if (name == "inception_bn") return zoo_detail::make_inception_bn(name, input, classes);
   if (name == "googlenet") return zoo_detail::make_googlenet(name, input, classes);

@@ -16,8 +16,22 @@ struct ResNetSpec {
   int blocks[4] = {2, 2, 2, 2};
   // v1 (He et al. 2015, tf_cnn_benchmarks 2017): a bottleneck strides in its first 1×1, not in its 3×3.
   bool stride_in_first_1x1 = false;
+  // ResNeXt (Xie et al. 2017) as NVIDIA's DeepLearningExamples defines it: a bottleneck's inner width per stage,
+  // the ratio of its output channels to that width, and the 3×3's groups (ResNet: 64..512, 4, 1; ResNeXt-101
+  // 32x4d: 128..1024, 2, 32).
+  int64_t widths[4] = {64, 128, 256, 512};
+  int64_t expansion = 4;
+  int64_t groups = 1;
+  // Squeeze-and-excitation (Hu et al. 2018) on each bottleneck's output before the residual sum, squeezing C
+  // channels to C / se_reduction (0: none): global average pool, fc, relu, fc, sigmoid, channel scale.
+  int64_t se_reduction = 0;
 };
 Model make_resnet(const std::string& name, Shape input, int64_t classes, const ResNetSpec& spec);
+
+// EfficientNet B0-B7 and EfficientNetV2-S (zoo_efficientnet.cpp). wide_se: DeepLearningExamples' WideSE variant.
+Model make_efficientnet_b(const std::string& name, Shape input, int64_t classes, double width_mult,
+                          double depth_mult, double dropout, bool wide_se);
+Model make_efficientnet_v2_s(const std::string& name, Shape input, int64_t classes);
 
 Model make_inception_v3(const std::string& name, Shape input, int64_t classes);
 Model make_inception_bn(const std::string& name, Shape input, int64_t classes);

@@ -69,6 +69,13 @@ std::unique_ptr<LayerKernel> CpuBackend::make_layer(const LayerDesc& desc) {
       return cpu::make_relu_kernel(impl_->ctx, desc);
     case LayerKind::kAdd:  // element-wise: inputs and output share one layout
       return cpu::make_plain_kernel(desc);
+    case LayerKind::kDropPath:  // dropout's kernel, one draw per sample
+      return cpu::make_plain_kernel(desc);
+    case LayerKind::kSigmoid:
+    case LayerKind::kSilu:
+    case LayerKind::kHardSwish:
+    case LayerKind::kMul:
+      return cpu::make_activation_kernel(desc);
     case LayerKind::kMaxPool:
     case LayerKind::kConcat:
     case LayerKind::kFlatten:

@@ -32,7 +32,9 @@ std::unique_ptr<LayerKernel> make_fc_kernel(const DnnlContext& ctx, const LayerD
 std::unique_ptr<LayerKernel> make_batchnorm_kernel(const DnnlContext& ctx, const LayerDesc& desc);
 std::unique_ptr<LayerKernel> make_pool_kernel(const DnnlContext& ctx, const LayerDesc& desc);
 std::unique_ptr<LayerKernel> make_relu_kernel(const DnnlContext& ctx, const LayerDesc& desc);
-// add, concat, flatten, dropout, softmax cross-entropy, max pooling
+// add, concat, flatten, dropout, drop_path, softmax cross-entropy, max pooling
 std::unique_ptr<LayerKernel> make_plain_kernel(const LayerDesc& desc);
+// sigmoid, silu, hardswish, mul (activation_kernels.cpp), in any activation layout
+std::unique_ptr<LayerKernel> make_activation_kernel(const LayerDesc& desc);
 
 }  // namespace scaletwin::exec::cpu

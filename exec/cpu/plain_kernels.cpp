@@ -1,5 +1,5 @@
 // Layers that are memory moves or cheap element-wise maps, written as plain OpenMP loops: residual add, concat
-// along channels, flatten, dropout (the shared splitmix64 mask of backend.hpp), softmax cross-entropy and max
+// along channels, flatten, dropout and drop_path (the shared splitmix64 mask of backend.hpp), softmax cross-entropy and max
 // pooling.
 #include <algorithm>
 #include <cmath>
@@ -80,10 +80,15 @@ class FlattenKernel : public LayerKernel {
   int64_t n_;
 };
 
+// dropout draws a mask value per element, drop_path (stochastic depth) one per sample: element i uses draw
+// i / per_draw.
 class DropoutKernel : public LayerKernel {
  public:
   explicit DropoutKernel(const LayerDesc& d)
-      : n_(d.batch * d.out_shape.elements()), rate_(d.layer->dropout_rate), training_(d.training) {
+      : n_(d.batch * d.out_shape.elements()),
+        per_draw_(d.layer->kind == models::LayerKind::kDropPath ? d.out_shape.elements() : 1),
+        rate_(d.layer->dropout_rate),
+        training_(d.training) {
     ST_ASSERT(rate_ >= 0.0 && rate_ < 1.0, "dropout rate outside [0, 1)");
   }
   void forward(const LayerArgs& a) override { apply(a.inputs[0], a.output, a.seed); }
@@ -101,9 +106,9 @@ class DropoutKernel : public LayerKernel {
     const float keep_scale = static_cast<float>(1.0 / (1.0 - rate_));
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n_; ++i)
-      dst[i] = dropout_keep(seed, static_cast<uint64_t>(i), rate_) ? src[i] * keep_scale : 0.0f;
+      dst[i] = dropout_keep(seed, static_cast<uint64_t>(i / per_draw_), rate_) ? src[i] * keep_scale : 0.0f;
   }
-  int64_t n_;
+  int64_t n_, per_draw_;
   double rate_;
   bool training_;
 };
@@ -220,6 +225,7 @@ std::unique_ptr<LayerKernel> make_plain_kernel(const LayerDesc& desc) {
     case LayerKind::kFlatten:
       return std::make_unique<FlattenKernel>(desc);
     case LayerKind::kDropout:
+    case LayerKind::kDropPath:  // element-wise: any layout (a sample's elements are contiguous in both)
       return std::make_unique<DropoutKernel>(desc);
     case LayerKind::kSoftmaxCrossEntropy:
       return std::make_unique<SoftmaxCrossEntropyKernel>(desc);

@@ -241,7 +241,12 @@ std::unique_ptr<LayerKernel> CudaBackend::make_layer(const LayerDesc& desc) {
     case LayerKind::kConcat:
     case LayerKind::kFlatten:
     case LayerKind::kDropout:
-    case LayerKind::kSoftmaxCrossEntropy: return make_plain_kernel(ctx_, desc);
+    case LayerKind::kSoftmaxCrossEntropy:
+    case LayerKind::kSigmoid:
+    case LayerKind::kSilu:
+    case LayerKind::kHardSwish:
+    case LayerKind::kMul:
+    case LayerKind::kDropPath: return make_plain_kernel(ctx_, desc);
     case LayerKind::kInput: break;
   }
   ST_ASSERT(false, "no kernel for layer " + desc.layer->name);

@@ -37,8 +37,12 @@ __global__ void sgd_kernel(float* w, const float* g, float* m, int64_t n, float 
     w[i] = __fsub_rn(w[i], __fmul_rn(lr, mi));
   }
 }
-__global__ void dropout_kernel(const float* src, float* dst, int64_t n, uint64_t seed, double rate, float scale) {
-  ST_GRID_LOOP(i, n) dst[i] = dropout_keep_hd(seed, static_cast<uint64_t>(i), rate) ? __fmul_rn(src[i], scale) : 0.0f;
+__global__ void dropout_kernel(const float* src, float* dst, int64_t n, int64_t per_draw, uint64_t seed, double rate,
+                               float scale) {
+  ST_GRID_LOOP(i, n) {
+    const bool keep = dropout_keep_hd(seed, static_cast<uint64_t>(i / per_draw), rate);
+    dst[i] = keep ? __fmul_rn(src[i], scale) : 0.0f;
+  }
 }
 __global__ void xent_grad_kernel(const float* probs, const float* labels, float* d_x, int64_t batch, int64_t classes,
                                  float loss_scale) {
@@ -75,6 +79,53 @@ __global__ void from_fp16_kernel(const __half* src, float* dst, int64_t n) {
   ST_GRID_LOOP(i, n) dst[i] = __half2float(src[i]);
 }
 
+__device__ float activation_value(Activation f, float x) {
+  switch (f) {
+    case Activation::kSigmoid: return 1.0f / (1.0f + expf(-x));
+    case Activation::kSilu: return x / (1.0f + expf(-x));
+    default: return x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f;
+  }
+}
+__device__ float activation_slope(Activation f, float x, float y) {
+  switch (f) {
+    case Activation::kSigmoid: return y * (1.0f - y);
+    case Activation::kSilu: {
+      const float s = 1.0f / (1.0f + expf(-x));
+      return s * (1.0f + x * (1.0f - s));
+    }
+    default: return x < -3.0f ? 0.0f : (x <= 3.0f ? (2.0f * x + 3.0f) / 6.0f : 1.0f);
+  }
+}
+__global__ void activation_kernel(Activation f, const float* x, float* y, int64_t n) {
+  ST_GRID_LOOP(i, n) y[i] = activation_value(f, x[i]);
+}
+__global__ void activation_grad_kernel(Activation f, const float* x, const float* y, const float* dy, float* dx,
+                                       int64_t n) {
+  ST_GRID_LOOP(i, n) dx[i] = dy[i] * activation_slope(f, x[i], y[i]);
+}
+__global__ void channel_scale_kernel(const float* x, const float* s, float* y, int64_t planes, int64_t positions) {
+  ST_GRID_LOOP(i, planes * positions) y[i] = x[i] * s[i / positions];
+}
+__global__ void scale_input_grad_kernel(const float* s, const float* dy, float* dx, int64_t planes, int64_t positions) {
+  ST_GRID_LOOP(i, planes * positions) dx[i] = dy[i] * s[i / positions];
+}
+// A block per plane (grid-stride over the planes): each thread sums a strided share, then a shared-memory tree.
+__global__ void scale_grad_kernel(const float* x, const float* dy, float* ds, int64_t planes, int64_t positions) {
+  __shared__ float partial[kThreads];
+  for (int64_t plane = blockIdx.x; plane < planes; plane += gridDim.x) {
+    float sum = 0.0f;
+    for (int64_t i = threadIdx.x; i < positions; i += blockDim.x)
+      sum += dy[plane * positions + i] * x[plane * positions + i];
+    partial[threadIdx.x] = sum;
+    __syncthreads();
+    for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+      if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) ds[plane] = partial[0];
+    __syncthreads();
+  }
+}
 void check_launch() { ST_CUDA_CHECK(cudaGetLastError()); }
 
 }  // namespace
@@ -101,10 +152,43 @@ void launch_sgd_update(float* weights, const float* grads, float* momentum, int6
                                                       momentum_coefficient, weight_decay);
   check_launch();
 }
-void launch_dropout(const float* src, float* dst, int64_t n, uint64_t seed, double rate, float scale,
+void launch_dropout(const float* src, float* dst, int64_t n, int64_t per_draw, uint64_t seed, double rate, float scale,
                     cudaStream_t stream) {
   if (n <= 0) return;
-  dropout_kernel<<<blocks_for(n), kThreads, 0, stream>>>(src, dst, n, seed, rate, scale);
+  dropout_kernel<<<blocks_for(n), kThreads, 0, stream>>>(src, dst, n, per_draw, seed, rate, scale);
+  check_launch();
+}
+void launch_activation(Activation f, const float* x, float* y, int64_t n, cudaStream_t stream) {
+  if (n <= 0) return;
+  activation_kernel<<<blocks_for(n), kThreads, 0, stream>>>(f, x, y, n);
+  check_launch();
+}
+void launch_activation_grad(Activation f, const float* x, const float* y, const float* dy, float* dx, int64_t n,
+                            cudaStream_t stream) {
+  if (n <= 0) return;
+  activation_grad_kernel<<<blocks_for(n), kThreads, 0, stream>>>(f, x, y, dy, dx, n);
+  check_launch();
+}
+void launch_channel_scale(const float* x, const float* s, float* y, int64_t planes, int64_t positions,
+                          cudaStream_t stream) {
+  if (planes * positions <= 0) return;
+  channel_scale_kernel<<<blocks_for(planes * positions), kThreads, 0, stream>>>(x, s, y, planes, positions);
+  check_launch();
+}
+void launch_channel_scale_grad(const float* x, const float* s, const float* dy, float* dx, float* ds, int64_t planes,
+                               int64_t positions, cudaStream_t stream) {
+  if (planes * positions <= 0) return;
+  if (dx != nullptr) {
+    scale_input_grad_kernel<<<blocks_for(planes * positions), kThreads, 0, stream>>>(s, dy, dx, planes, positions);
+    check_launch();
+  }
+  if (ds == nullptr) return;
+  if (positions == 1) {
+    channel_scale_kernel<<<blocks_for(planes), kThreads, 0, stream>>>(dy, x, ds, planes, 1);  // ds = dy · x
+  } else {
+    const unsigned blocks = planes < 65535 * 32 ? static_cast<unsigned>(planes) : 65535 * 32;
+    scale_grad_kernel<<<blocks, kThreads, 0, stream>>>(x, dy, ds, planes, positions);
+  }
   check_launch();
 }
 void launch_softmax_xent_grad(const float* probs, const float* labels, float* d_x, int64_t batch, int64_t classes,

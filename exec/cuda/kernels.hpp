@@ -29,9 +29,23 @@ void launch_scale(float* dst, float factor, int64_t n, cudaStream_t stream);    
 // equals the CPU backend's loop bit for bit.
 void launch_sgd_update(float* weights, const float* grads, float* momentum, int64_t n, float learning_rate,
                        float momentum_coefficient, float weight_decay, cudaStream_t stream);
-// dst[i] = dropout_keep(seed, i, rate) ? src[i] · scale : 0
-void launch_dropout(const float* src, float* dst, int64_t n, uint64_t seed, double rate, float scale,
+// dst[i] = dropout_keep(seed, i / per_draw, rate) ? src[i] · scale : 0 (dropout: per_draw 1; drop_path: a sample's
+// elements, one draw per sample)
+void launch_dropout(const float* src, float* dst, int64_t n, int64_t per_draw, uint64_t seed, double rate, float scale,
                     cudaStream_t stream);
+// Activation layers (exec/cpu/activation_kernels.cpp has the formulas): y = f(x), and dx = dy · f'(x) from the
+// forward's input x and output y.
+enum class Activation { kSigmoid, kSilu, kHardSwish };
+void launch_activation(Activation f, const float* x, float* y, int64_t n, cudaStream_t stream);
+void launch_activation_grad(Activation f, const float* x, const float* y, const float* dy, float* dx, int64_t n,
+                            cudaStream_t stream);
+// A channel scale over `planes` planes of `positions` values (NCHW: planes = batch · C, positions = H · W; a scale
+// of the tensor's own shape: positions = 1): y[p][i] = x[p][i] · s[p]. The gradient: dx[p][i] = dy[p][i] · s[p]
+// (dx may be null) and ds[p] = Σ_i dy[p][i] · x[p][i] (ds may be null), summed in fp32 per plane.
+void launch_channel_scale(const float* x, const float* s, float* y, int64_t planes, int64_t positions,
+                          cudaStream_t stream);
+void launch_channel_scale_grad(const float* x, const float* s, const float* dy, float* dx, float* ds, int64_t planes,
+                               int64_t positions, cudaStream_t stream);
 // d_x[n][c] = (probs[n][c] − (c == labels[n])) · loss_scale
 void launch_softmax_xent_grad(const float* probs, const float* labels, float* d_x, int64_t batch, int64_t classes,
                               float loss_scale, cudaStream_t stream);

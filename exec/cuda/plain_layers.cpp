@@ -1,6 +1,8 @@
 // Layers that are memory moves or element-wise maps: residual add (copy, then the add kernel per further input),
 // concat along channels and its backward (strided cudaMemcpy2DAsync per input), flatten (a copy), dropout (the
-// shared splitmix64 mask) and softmax cross-entropy (cuDNN's accurate softmax forward, our gradient kernel).
+// shared splitmix64 mask), softmax cross-entropy (cuDNN's accurate softmax forward, our gradient kernel), and the
+// layers of squeeze-and-excitation networks: sigmoid, SiLU, hard swish and the channel scale (mul), our kernels;
+// stochastic depth (drop_path) is dropout with one draw per sample.
 #include <vector>
 
 #include "core/error.hpp"
@@ -88,10 +90,15 @@ class FlattenKernel : public LayerKernel {
   int64_t n_;
 };
 
+// dropout draws a mask value per element, drop_path (stochastic depth) one per sample.
 class DropoutKernel : public LayerKernel {
  public:
   DropoutKernel(DeviceContext& ctx, const LayerDesc& d)
-      : ctx_(ctx), n_(d.batch * d.out_shape.elements()), rate_(d.layer->dropout_rate), training_(d.training) {
+      : ctx_(ctx),
+        n_(d.batch * d.out_shape.elements()),
+        per_draw_(d.layer->kind == models::LayerKind::kDropPath ? d.out_shape.elements() : 1),
+        rate_(d.layer->dropout_rate),
+        training_(d.training) {
     ST_ASSERT(rate_ >= 0.0 && rate_ < 1.0, "dropout rate outside [0, 1)");
   }
   void forward(const LayerArgs& a) override { apply(a.inputs[0], a.output, a.seed); }
@@ -107,10 +114,10 @@ class DropoutKernel : public LayerKernel {
       copy_floats(ctx_, dst, src, n_);
       return;
     }
-    launch_dropout(src, dst, n_, seed, rate_, static_cast<float>(1.0 / (1.0 - rate_)), ctx_.stream);
+    launch_dropout(src, dst, n_, per_draw_, seed, rate_, static_cast<float>(1.0 / (1.0 - rate_)), ctx_.stream);
   }
   DeviceContext& ctx_;
-  int64_t n_;
+  int64_t n_, per_draw_;
   double rate_;
   bool training_;
 };
@@ -144,6 +151,59 @@ class SoftmaxCrossEntropyKernel : public LayerKernel {
   TensorDesc t_;
 };
 
+// sigmoid, silu, hardswish: our element-wise kernels (exec/cpu/activation_kernels.cpp has the formulas).
+class ActivationKernel : public LayerKernel {
+ public:
+  ActivationKernel(DeviceContext& ctx, const LayerDesc& d)
+      : ctx_(ctx), n_(d.batch * d.out_shape.elements()), f_(activation_of(d.layer->kind)) {}
+  void forward(const LayerArgs& a) override {
+    ctx_.activate();
+    launch_activation(f_, a.inputs[0], a.output, n_, ctx_.stream);
+  }
+  void backward_weight(const LayerArgs&) override {}
+  void backward_input(const LayerArgs& a) override {
+    if (a.d_inputs[0] == nullptr) return;
+    ctx_.activate();
+    launch_activation_grad(f_, a.inputs[0], a.output, a.d_output, a.d_inputs[0], n_, ctx_.stream);
+  }
+
+ private:
+  static Activation activation_of(models::LayerKind kind) {
+    switch (kind) {
+      case models::LayerKind::kSigmoid: return Activation::kSigmoid;
+      case models::LayerKind::kSilu: return Activation::kSilu;
+      default: return Activation::kHardSwish;
+    }
+  }
+  DeviceContext& ctx_;
+  int64_t n_;
+  Activation f_;
+};
+
+// mul: x times a scale of its shape (positions 1) or one per channel (positions H·W), on NCHW activations.
+class MulKernel : public LayerKernel {
+ public:
+  MulKernel(DeviceContext& ctx, const LayerDesc& d) : ctx_(ctx) {
+    const bool broadcast = !(d.in_shapes.at(1) == d.in_shapes.at(0));
+    positions_ = broadcast ? d.out_shape.h * d.out_shape.w : 1;
+    planes_ = d.batch * d.out_shape.elements() / positions_;
+  }
+  void forward(const LayerArgs& a) override {
+    ctx_.activate();
+    launch_channel_scale(a.inputs[0], a.inputs[1], a.output, planes_, positions_, ctx_.stream);
+  }
+  void backward_weight(const LayerArgs&) override {}
+  void backward_input(const LayerArgs& a) override {
+    ctx_.activate();
+    launch_channel_scale_grad(a.inputs[0], a.inputs[1], a.d_output, a.d_inputs[0], a.d_inputs[1], planes_,
+                              positions_, ctx_.stream);
+  }
+
+ private:
+  DeviceContext& ctx_;
+  int64_t planes_ = 0, positions_ = 1;
+};
+
 }  // namespace
 
 std::unique_ptr<LayerKernel> make_plain_kernel(DeviceContext& ctx, const LayerDesc& desc) {
@@ -152,8 +212,13 @@ std::unique_ptr<LayerKernel> make_plain_kernel(DeviceContext& ctx, const LayerDe
     case LayerKind::kAdd: return std::make_unique<AddKernel>(ctx, desc);
     case LayerKind::kConcat: return std::make_unique<ConcatKernel>(ctx, desc);
     case LayerKind::kFlatten: return std::make_unique<FlattenKernel>(ctx, desc);
-    case LayerKind::kDropout: return std::make_unique<DropoutKernel>(ctx, desc);
+    case LayerKind::kDropout:
+    case LayerKind::kDropPath: return std::make_unique<DropoutKernel>(ctx, desc);
     case LayerKind::kSoftmaxCrossEntropy: return std::make_unique<SoftmaxCrossEntropyKernel>(ctx, desc);
+    case LayerKind::kSigmoid:
+    case LayerKind::kSilu:
+    case LayerKind::kHardSwish: return std::make_unique<ActivationKernel>(ctx, desc);
+    case LayerKind::kMul: return std::make_unique<MulKernel>(ctx, desc);
     default: break;
   }
   ST_ASSERT(false, "not a plain layer: " + desc.layer->name);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "core/error.hpp"
 #include "test_cuda_support.hpp"
@@ -235,7 +236,8 @@ class PoolRef : public LayerKernel {
   bool max_ = true, include_pad_ = true;
 };
 
-// relu, add, concat, flatten, dropout, softmax cross-entropy: element-wise definitions.
+// relu, add, concat, flatten, dropout, softmax cross-entropy, sigmoid, silu, hardswish, mul, drop_path:
+// element-wise definitions.
 class ElementwiseRef : public LayerKernel {
  public:
   explicit ElementwiseRef(const LayerDesc& d) : d_(d), n_(d.batch * d.out_shape.elements()) {}
@@ -253,7 +255,25 @@ class ElementwiseRef : public LayerKernel {
         break;
       case LayerKind::kConcat: concat(a, true); break;
       case LayerKind::kSoftmaxCrossEntropy: softmax(a); break;
-      default: dropout(a.inputs[0], a.output, a.seed);  // flatten, dropout
+      case LayerKind::kSigmoid:
+        for (int64_t i = 0; i < n_; ++i) a.output[i] = static_cast<float>(1.0 / (1.0 + std::exp(-double{a.inputs[0][i]})));
+        break;
+      case LayerKind::kSilu:
+        for (int64_t i = 0; i < n_; ++i) {
+          const double x = a.inputs[0][i];
+          a.output[i] = static_cast<float>(x / (1.0 + std::exp(-x)));
+        }
+        break;
+      case LayerKind::kHardSwish:
+        for (int64_t i = 0; i < n_; ++i) {
+          const double x = a.inputs[0][i];
+          a.output[i] = static_cast<float>(x * std::clamp(x + 3.0, 0.0, 6.0) / 6.0);
+        }
+        break;
+      case LayerKind::kMul:
+        for (int64_t i = 0; i < n_; ++i) a.output[i] = a.inputs[0][i] * a.inputs[1][scale_index(i)];
+        break;
+      default: dropout(a.inputs[0], a.output, a.seed);  // flatten, dropout, drop_path
     }
   }
   void backward_weight(const LayerArgs&) override {}
@@ -274,16 +294,50 @@ class ElementwiseRef : public LayerKernel {
         }
         break;
       }
+      case LayerKind::kSigmoid:
+      case LayerKind::kSilu:
+      case LayerKind::kHardSwish:
+        for (int64_t i = 0; i < n_; ++i) a.d_inputs[0][i] = static_cast<float>(a.d_output[i] * slope(a.inputs[0][i]));
+        break;
+      case LayerKind::kMul: {
+        const int64_t scales = d_.batch * d_.in_shapes[1].elements();
+        std::vector<double> ds(static_cast<size_t>(scales), 0.0);
+        for (int64_t i = 0; i < n_; ++i) {
+          a.d_inputs[0][i] = a.d_output[i] * a.inputs[1][scale_index(i)];
+          ds[static_cast<size_t>(scale_index(i))] += double{a.d_output[i]} * a.inputs[0][i];
+        }
+        for (int64_t j = 0; j < scales; ++j) a.d_inputs[1][j] = static_cast<float>(ds[static_cast<size_t>(j)]);
+        break;
+      }
       default: dropout(a.d_output, a.d_inputs[0], a.seed);
     }
   }
 
  private:
+  // dropout draws per element; drop_path per sample (the element's sample index).
   void dropout(const float* src, float* dst, uint64_t seed) const {
-    const double rate = d_.layer->kind == LayerKind::kDropout && d_.training ? d_.layer->dropout_rate : 0.0;
+    const bool masks = d_.layer->kind == LayerKind::kDropout || d_.layer->kind == LayerKind::kDropPath;
+    const double rate = masks && d_.training ? d_.layer->dropout_rate : 0.0;
     const auto scale = static_cast<float>(1.0 / (1.0 - rate));
+    const int64_t per_draw = d_.layer->kind == LayerKind::kDropPath ? d_.out_shape.elements() : 1;
     for (int64_t i = 0; i < n_; ++i)
-      dst[i] = rate == 0.0 ? src[i] : dropout_keep(seed, static_cast<uint64_t>(i), rate) ? src[i] * scale : 0.0f;
+      dst[i] = rate == 0.0 ? src[i]
+               : dropout_keep(seed, static_cast<uint64_t>(i / per_draw), rate) ? src[i] * scale
+                                                                                : 0.0f;
+  }
+  // mul: the scale element of output element i (the same index, or its sample's channel for a C×1×1 scale).
+  int64_t scale_index(int64_t i) const {
+    if (d_.in_shapes[1] == d_.in_shapes[0]) return i;
+    const int64_t positions = d_.out_shape.h * d_.out_shape.w;
+    return i / positions;  // NCHW: (n · C + c)
+  }
+  double slope(double x) const {
+    const double s = 1.0 / (1.0 + std::exp(-x));
+    switch (d_.layer->kind) {
+      case LayerKind::kSigmoid: return s * (1.0 - s);
+      case LayerKind::kSilu: return s * (1.0 + x * (1.0 - s));
+      default: return x < -3.0 ? 0.0 : (x <= 3.0 ? (2.0 * x + 3.0) / 6.0 : 1.0);
+    }
   }
   void concat(const LayerArgs& a, bool forward) const {
     const int64_t wide = d_.out_shape.elements();

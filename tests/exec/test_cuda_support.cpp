@@ -104,6 +104,18 @@ std::vector<LayerCase> layer_cases() {
   LayerCase drop_eval = make("dropout inference", LayerKind::kDropout, {{50, 1, 1}}, {50, 1, 1}, false);
   drop_eval.layer.dropout_rate = 0.3;
   cases.push_back(drop_eval);
+  cases.push_back(conv("depthwise conv 5x5 stride 2 pad 2", {6, 9, 9}, {6, 5, 5}, {6, 5, 5, 2, 2, 2, 2, 1, 1, 6, false}));
+  cases.push_back(conv("grouped conv 3x3 (32 groups)", {64, 5, 5}, {64, 5, 5}, {64, 3, 3, 1, 1, 1, 1, 1, 1, 32, false}));
+  cases.push_back(make("sigmoid", LayerKind::kSigmoid, {{3, 4, 4}}, {3, 4, 4}));
+  cases.push_back(make("silu", LayerKind::kSilu, {{3, 4, 4}}, {3, 4, 4}));
+  cases.push_back(make("hardswish", LayerKind::kHardSwish, {{3, 4, 4}}, {3, 4, 4}));
+  cases.push_back(make("mul by a channel scale (squeeze-and-excitation)", LayerKind::kMul, {{5, 3, 4}, {5, 1, 1}},
+                       {5, 3, 4}));
+  cases.push_back(make("mul of two tensors", LayerKind::kMul, {{2, 3, 3}, {2, 3, 3}}, {2, 3, 3}));
+  LayerCase path = make("drop_path 0.5 training", LayerKind::kDropPath, {{3, 2, 2}}, {3, 2, 2});
+  path.layer.dropout_rate = 0.5;
+  path.batch = 16;
+  cases.push_back(path);
   LayerCase xent = make("softmax cross-entropy", LayerKind::kSoftmaxCrossEntropy, {{10, 1, 1}}, {10, 1, 1});
   xent.batch = 4;
   cases.push_back(xent);

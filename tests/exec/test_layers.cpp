@@ -246,3 +246,69 @@ TEST_CASE("CPU backend helpers: zeroed allocation, copy, fill, add, scale, 2-d b
   CHECK(backend.name().find("oneDNN") != std::string::npos);
   backend.set_threads(1);
 }
+
+TEST_CASE("sigmoid, silu and hardswish backward match finite differences") {
+  for (LayerKind kind : {LayerKind::kSigmoid, LayerKind::kSilu, LayerKind::kHardSwish}) {
+    INFO(models::layer_kind_name(kind));
+    auto c = make_case(kind, {{3, 4, 5}}, {3, 4, 5});
+    // Values across hardswish's kinks at ±3 but at least 0.02 from them (eps 5e-3).
+    std::vector<float> v = spread_values(2 * 60, 21, 0.013f);
+    for (float& x : v) x *= 4.0f;
+    c.inputs = {v};
+    require_close(check_gradients(c, 5e-3), false);
+  }
+}
+
+TEST_CASE("sigmoid, silu and hardswish forward equal their definitions") {
+  CpuBackend backend(1);
+  const std::vector<float> x = {-4.0f, -3.0f, -1.5f, 0.0f, 0.5f, 3.0f, 7.0f};
+  for (LayerKind kind : {LayerKind::kSigmoid, LayerKind::kSilu, LayerKind::kHardSwish}) {
+    auto c = make_case(kind, {{7, 1, 1}}, {7, 1, 1}, 1);
+    c.inputs = {x};
+    const std::vector<float> y = run_forward(backend, c);
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double v = x[i], s = 1.0 / (1.0 + std::exp(-v));
+      const double want = kind == LayerKind::kSigmoid ? s : kind == LayerKind::kSilu ? v * s
+                                                                                     : v * std::clamp(v + 3, 0.0, 6.0) / 6;
+      CHECK(y[i] == Approx(want).margin(1e-6));
+    }
+  }
+}
+
+TEST_CASE("mul by a channel scale and by a tensor: backward matches finite differences") {
+  require_close(check_gradients(make_case(LayerKind::kMul, {{5, 3, 4}, {5, 1, 1}}, {5, 3, 4}), 5e-3), false);
+  require_close(check_gradients(make_case(LayerKind::kMul, {{2, 3, 3}, {2, 3, 3}}, {2, 3, 3}), 5e-3), false);
+  // The forward: each channel of each sample times its own scale.
+  auto c = make_case(LayerKind::kMul, {{2, 1, 3}, {2, 1, 1}}, {2, 1, 3}, 2);
+  c.inputs = {{1, 2, 3, 4, 5, 6, 1, 1, 1, 2, 2, 2}, {10, 100, -1, 0.5f}};
+  CpuBackend backend(1);
+  CHECK(run_forward(backend, c) == std::vector<float>{10, 20, 30, 400, 500, 600, -1, -1, -1, 1, 1, 1});
+}
+
+TEST_CASE("drop_path drops whole samples with probability rate, scales the rest, and is the identity in evaluation") {
+  auto c = make_case(LayerKind::kDropPath, {{2, 3, 3}}, {2, 3, 3}, 6);
+  c.layer.dropout_rate = 0.5;
+  require_close(check_gradients(c, 5e-3), false);
+
+  const int64_t batch = 4000, per_sample = 6;
+  auto big = make_case(LayerKind::kDropPath, {{per_sample, 1, 1}}, {per_sample, 1, 1}, batch);
+  big.layer.dropout_rate = 0.25;
+  big.inputs = {std::vector<float>(static_cast<size_t>(batch * per_sample), 1.0f)};
+  CpuBackend backend(1);
+  const std::vector<float> out = run_forward(backend, big);
+  int64_t kept = 0;
+  for (int64_t n = 0; n < batch; ++n) {
+    const float first = out[static_cast<size_t>(n * per_sample)];
+    CHECK((first == 0.0f || std::abs(first - 1.0f / 0.75f) < 1e-6));
+    for (int64_t j = 1; j < per_sample; ++j) CHECK(out[static_cast<size_t>(n * per_sample + j)] == first);
+    kept += first != 0.0f;
+  }
+  CHECK(std::abs(static_cast<double>(kept) / batch - 0.75) < 0.03);
+  CHECK(run_forward(backend, big, false) == big.inputs[0]);
+}
+
+TEST_CASE("depthwise convolution (groups = channels) backward matches finite differences") {
+  auto c = make_case(LayerKind::kConv, {{4, 7, 7}}, {4, 4, 4});
+  c.layer.conv = {4, 5, 5, 2, 2, 2, 2, 1, 1, 4, false};
+  require_close(check_gradients(c, 5e-3), true);
+}

@@ -29,6 +29,23 @@ models::Model small_resnet() {
   return b.build();
 }
 
+// An MBConv block with squeeze-and-excitation, as EfficientNet's: input 3×8×8 → conv 16 → bn → silu
+// → depthwise 3×3 (16 groups) → bn → silu → SE (pool, conv 1×1 → 4, silu, conv 1×1 → 16, sigmoid, mul)
+// → conv 1×1 16 → bn → drop_path → add(·, stem) → hardswish → global avg pool → fc → loss.
+models::Model small_mbconv() {
+  models::ModelBuilder b("small_mbconv", {3, 8, 8}, 5);
+  const int stem = b.silu("stem_silu", b.batchnorm("stem_bn", b.conv("stem", b.input(), 16, 3, 1, 1, false)));
+  models::ConvParams dw;
+  dw.out_channels = 16, dw.kernel_h = dw.kernel_w = 3, dw.pad_h = dw.pad_w = 1, dw.groups = 16;
+  const int x = b.silu("dw_silu", b.batchnorm("dw_bn", b.conv("dw", stem, dw)));
+  int s = b.silu("se_silu", b.conv("se_fc1", b.global_avgpool("se_pool", x), 4, 1, 1, 0, true));
+  s = b.sigmoid("se_gate", b.conv("se_fc2", s, 16, 1, 1, 0, true));
+  const int p = b.batchnorm("project_bn", b.conv("project", b.mul("se_scale", x, s), 16, 1, 1, 0, false));
+  const int sum = b.hardswish("out", b.add("add", {b.drop_path("drop", p, 0.3), stem}));
+  b.softmax_cross_entropy("loss", b.fc("fc", b.global_avgpool("gap", sum), 5));
+  return b.build();
+}
+
 // The CPU backend with activation_block() = 0: every activation plain, as before blocked layouts.
 class PlainCpuBackend : public test::ForwardingBackend {
  public:
@@ -85,8 +102,11 @@ TEST_CASE("activation layouts: blocked inside conv, batch norm, relu, add and po
   for (int x : pooled_blocks) CHECK(x == 0);
 }
 
-TEST_CASE("a residual network trains the same with blocked activations as with plain ones") {
-  const models::Model model = small_resnet();
+namespace {
+
+// Trains `model` two steps with blocked activations and with plain ones: the same loss, gradients, running
+// statistics and probabilities.
+void check_blocked_equals_plain(const models::Model& model) {
   CpuBackend blocked_backend(1);
   PlainCpuBackend plain_backend;
   const int block = blocked_backend.activation_block();
@@ -119,4 +139,24 @@ TEST_CASE("a residual network trains the same with blocked activations as with p
     blocked.upload_params(params);
     plain.upload_params(params);
   }
+}
+
+}  // namespace
+
+TEST_CASE("a residual network trains the same with blocked activations as with plain ones") {
+  check_blocked_equals_plain(small_resnet());
+}
+
+TEST_CASE("an MBConv block with squeeze-and-excitation trains the same with blocked activations as with plain ones") {
+  const models::Model model = small_mbconv();
+  CpuBackend backend(1);
+  const std::vector<int> blocks =
+      detail::activation_blocks(model, detail::make_layout(model, {}), backend.activation_block());
+  // The SiLU, the channel scale and stochastic depth keep the convolutions' blocked layout.
+  if (backend.activation_block() > 0) {
+    CHECK(blocks[model.index_of("dw_silu")] == backend.activation_block());
+    CHECK(blocks[model.index_of("se_scale")] == backend.activation_block());
+    CHECK(blocks[model.index_of("drop")] == backend.activation_block());
+  }
+  check_blocked_equals_plain(model);
 }

@@ -102,6 +102,35 @@ TEST_CASE("builder: memory-bound layers have their documented per-element costs"
   CHECK(m.activation_bytes_per_sample() == 4 * (144 * 5 + 36 + 4 + 4));
 }
 
+TEST_CASE("builder: the activations, channel scale and stochastic depth of SE networks and EfficientNets") {
+  ModelBuilder b("t", Shape{4, 6, 6}, 4);
+  const int x = b.conv("c", b.input(), conv(4, 3, 1, 1));
+  const Layer& sig = b.model().layers[b.sigmoid("sig", x)];
+  CHECK(sig.fwd_flops == 4.0 * 144);
+  CHECK(sig.bwd_input_flops == 3.0 * 144);
+  const Layer& silu = b.model().layers[b.silu("silu", x)];
+  CHECK(silu.fwd_flops == 5.0 * 144);
+  CHECK(silu.bwd_input_flops == 9.0 * 144);
+  const Layer& hs = b.model().layers[b.hardswish("hs", x)];
+  CHECK(hs.fwd_flops == 4.0 * 144);
+  const int gate = b.sigmoid("gate", b.global_avgpool("pool", b.model().index_of("silu")));
+  const Layer& scale = b.model().layers[b.mul("scale", b.model().index_of("silu"), gate)];
+  CHECK(scale.out == Shape{4, 6, 6});
+  CHECK(scale.fwd_flops == 144.0);
+  CHECK(scale.bwd_input_flops == 3.0 * 144);
+  const Layer& same = b.model().layers[b.mul("same", b.model().index_of("sig"), b.model().index_of("hs"))];
+  CHECK(same.bwd_input_flops == 2.0 * 144);
+  const Layer& drop = b.model().layers[b.drop_path("drop", b.add("sum", {b.model().index_of("scale"),
+                                                                          b.model().index_of("same")}), 0.25)];
+  CHECK(drop.fwd_flops == 144.0);
+  CHECK(drop.dropout_rate == 0.25);
+  CHECK(drop.params == 0);
+  CHECK(drop.layer_class() == LayerClass::kMemory);
+  CHECK_THROWS_AS(b.drop_path("bad", x, 1.0), InputError);
+  const int narrow = b.conv("narrow", b.input(), conv(2, 3, 1, 1));  // 2×6×6: neither x's shape nor 4×1×1
+  CHECK_THROWS_AS(b.mul("bad_scale", x, narrow), InputError);
+}
+
 TEST_CASE("builder: shape inference of strided, dilated, grouped and asymmetric convolutions") {
   ModelBuilder b("t", Shape{8, 32, 32}, 10);
   CHECK(b.shape(b.conv("strided", 0, conv(16, 3, 2, 1))) == Shape{16, 16, 16});

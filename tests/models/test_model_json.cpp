@@ -120,6 +120,17 @@ TEST_CASE("model_json: bad model files name the file, the JSON path and the expe
       {"fixed_classifier", R"("out_features": "classes")", R"("out_features": 12)", "/layers/7", "classes"},
       {"top_level_key", R"("classes": 10,)", R"("classes": 10, "clases": 10,)", "/clases", "unknown key"},
       {"input_layer", R"("type": "relu")", R"("type": "input")", "/layers/1/type", "one of"},
+      // A misspelt required key is an unknown key near the right one, not a missing one.
+      {"misspelt_required", R"("kernel": 2})", R"("kernal": 2})", "/layers/2/kernal", "did you mean \"kernel\""},
+      {"misspelt_type", R"("type": "relu")", R"("type": "rellu")", "/layers/1/type", "did you mean \"relu\""},
+      {"no_loss_wrong_width", R"({"name": "loss", "type": "softmax_cross_entropy"})", R"({"name": "fc2", "type": "fc", "out_features": 7})",
+       "/layers", "softmax_cross_entropy layer, or a last layer"},
+      {"mul_shapes", R"({"name": "sum", "type": "add", "inputs": ["pool1", "side"]})",
+       R"({"name": "sum", "type": "mul", "inputs": ["pool1", "conv1"]})", "/layers/4", "one scale per channel"},
+      {"mul_three", R"({"name": "sum", "type": "add", "inputs": ["pool1", "side"]})",
+       R"({"name": "sum", "type": "mul", "inputs": ["pool1", "side", "pool1"]})", "/layers/4", "exactly 2 inputs"},
+      {"drop_path_rate", R"({"name": "relu1", "type": "relu"})", R"({"name": "relu1", "type": "drop_path"})",
+       "/layers/1/rate", "required"},
   };
   for (const Case& c : cases) {
     INFO(c.stem);
@@ -149,6 +160,47 @@ TEST_CASE("model_json: bad model files name the file, the JSON path and the expe
     CHECK(e.file() == syntax);
     CHECK(std::string(e.what()).find("line") != std::string::npos);
   }
+}
+
+TEST_CASE("model_json: a model without a loss layer gets the default loss after its classifier") {
+  std::string text = kTiny;
+  const std::string loss = R"(,
+    {"name": "loss", "type": "softmax_cross_entropy"})";
+  text.replace(text.find(loss), loss.size(), "");
+  const Model m = load_model(write_temp("no_loss", text));
+  CHECK(m.layers.back().kind == LayerKind::kSoftmaxCrossEntropy);
+  CHECK(m.layers.back().name == "loss");
+  CHECK(m.layers.back().inputs == std::vector<int>{m.index_of("fc")});
+  CHECK(m == load_model(write_temp("with_loss", kTiny)));
+}
+
+TEST_CASE("model_json: squeeze-and-excitation layers in a file: sigmoid, silu, hardswish, mul, drop_path") {
+  const std::string path = write_temp("se", R"({
+  "name": "se", "input": [8, 6, 6], "classes": 3,
+  "layers": [
+    {"name": "c", "type": "conv", "out_channels": 8, "kernel": 3, "padding": 1, "groups": 8},
+    {"name": "act", "type": "silu"},
+    {"name": "pool", "type": "global_avgpool"},
+    {"name": "fc1", "type": "conv", "out_channels": 2, "kernel": 1, "bias": true},
+    {"name": "hs", "type": "hardswish"},
+    {"name": "fc2", "type": "conv", "out_channels": 8, "kernel": 1, "bias": true},
+    {"name": "gate", "type": "sigmoid"},
+    {"name": "scale", "type": "mul", "inputs": ["act", "gate"]},
+    {"name": "drop", "type": "drop_path", "rate": 0.1},
+    {"name": "sum", "type": "add", "inputs": ["drop", "input"]},
+    {"name": "gap", "type": "global_avgpool"},
+    {"name": "fc", "type": "fc", "out_features": "classes"}
+  ]
+})");
+  const Model m = load_model(path);
+  CHECK(m.layers[m.index_of("c")].params == 8 * 9);  // depthwise: one 3x3 filter per channel
+  const Layer& scale = m.layers[m.index_of("scale")];
+  CHECK(scale.out == Shape{8, 6, 6});
+  CHECK(scale.fwd_flops == 288.0);
+  CHECK(scale.bwd_input_flops == 3.0 * 288);  // dx, and ds summed over the 36 positions
+  CHECK(m.layers[m.index_of("drop")].dropout_rate == 0.1);
+  CHECK(m.layers.back().kind == LayerKind::kSoftmaxCrossEntropy);  // the default loss
+  CHECK(parse_model_json(model_to_json(m), "round trip") == m);
 }
 
 TEST_CASE("describe: JSON fields and the table of a model") {

@@ -3,11 +3,16 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <string>
 #include <iterator>
 #include <utility>
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/json_reader.hpp"
 #include "models/zoo.hpp"
 
 using namespace scaletwin;
@@ -262,4 +267,94 @@ TEST_CASE("zoo: inception_bn has BN-Inception's blocks and parameters") {
   CHECK(want == 11'295'240);
   CHECK(m.params() == want);
   CHECK(m.fwd_flops_per_sample() / 2 == Approx(2.0e9).epsilon(0.02));
+}
+
+// The networks of ../shared/reference/modern: parameter counts exactly as their definitions give them, and
+// multiply-adds (conv and fc, as torchvision's model table and the papers count FLOPs) within 1%.
+//   efficientnet_b0/b4/v2_s: torchvision's (sum(p.numel() for p in torchvision.models.<name>().parameters()); the
+//     GFLOPS of its model table, at the evaluation size it states: 224, 380 and 384).
+//   resnext101_32x4d, se_resnext101_32x4d: DeepLearningExamples' definitions (image_classification/resnet.py), the
+//     same networks as Cadene's pretrainedmodels (44,177,704 and 48,955,416); multiply-adds from Hu et al. 2018
+//     (Squeeze-and-Excitation Networks, Table 2: 7.99 and 8.00 GFLOPs at 224).
+TEST_CASE("zoo: today's CNNs have their published parameter counts and multiply-adds") {
+  struct Ref {
+    const char* name;
+    int64_t params;
+    double gmacs;
+    int64_t size;  // the input the multiply-adds are stated at
+  };
+  for (const Ref& r : {Ref{"resnet50_v1_5", 25'557'032, 4.089, 224}, Ref{"efficientnet_b0", 5'288'548, 0.386, 224},
+                       Ref{"efficientnet_b4", 19'341'616, 4.394, 380}, Ref{"efficientnet_v2_s", 21'458'488, 8.366, 384},
+                       Ref{"resnext101_32x4d", 44'177'704, 7.99, 224}, Ref{"se_resnext101_32x4d", 48'955'416, 8.00, 224}}) {
+    INFO(r.name);
+    const Model m = make_builtin_model(r.name, Shape{3, r.size, r.size});
+    CHECK(m.params() == r.params);
+    double macs = 0.0;
+    for (const Layer& l : m.layers)
+      if (l.layer_class() != LayerClass::kMemory) macs += std::floor(l.fwd_flops / 2.0);
+    CHECK(macs / 1e9 == Approx(r.gmacs).epsilon(0.01));
+  }
+  // Training resolutions: B0 224, B4 380, V2-S 300 (its progressive resizing's last size).
+  CHECK(builtin_model_input("efficientnet_b4") == Shape{3, 380, 380});
+  CHECK(builtin_model_input("efficientnet_v2_s") == Shape{3, 300, 300});
+  CHECK(builtin_model_input("efficientnet_widese_b0") == Shape{3, 224, 224});
+}
+
+TEST_CASE("zoo: EfficientNet's blocks: depthwise convolutions, squeeze-and-excitation, SiLU, stochastic depth") {
+  const Model b0 = make_builtin_model("efficientnet_b0");
+  // Stage 2's first block: 16 → 96 expand, depthwise 3x3/2 with 96 groups, SE squeezing to 16 / 4 = 4 channels.
+  const Layer& dw = b0.layers[b0.index_of("stage2.0.depthwise.conv")];
+  CHECK(dw.conv.groups == 96);
+  CHECK(dw.out == Shape{96, 56, 56});
+  CHECK(dw.params == 96 * 9);
+  CHECK(b0.layers[b0.index_of("stage2.0.se.fc1")].out == Shape{4, 1, 1});
+  CHECK(b0.layers[b0.index_of("stage2.0.se.scale")].kind == LayerKind::kMul);
+  CHECK(b0.layers[b0.index_of("stage2.0.expand.silu")].kind == LayerKind::kSilu);
+  // No residual where the stride is 2; a residual with stochastic depth 0.2 · block / 16 where it is 1.
+  CHECK(b0.index_of("stage2.0.add") < 0);
+  const Layer& drop = b0.layers[b0.index_of("stage2.1.drop_path")];
+  CHECK(drop.kind == LayerKind::kDropPath);
+  CHECK(drop.dropout_rate == Approx(0.2 * 2 / 16));
+  // WideSE squeezes a quarter of the expanded channels: 96 / 4 = 24 in the same block.
+  const Model wide = make_builtin_model("efficientnet_widese_b0");
+  CHECK(wide.layers[wide.index_of("stage2.0.se.fc1")].out == Shape{24, 1, 1});
+  CHECK(wide.params() > b0.params());
+  // V2-S: fused stages (no depthwise convolution, no SE) before the MBConv ones.
+  const Model v2 = make_builtin_model("efficientnet_v2_s");
+  CHECK(v2.index_of("stage1.0.fused.conv") > 0);
+  CHECK(v2.index_of("stage1.0.se.scale") < 0);
+  CHECK(v2.layers[v2.index_of("stage4.0.depthwise.conv")].conv.groups == 256);
+}
+
+TEST_CASE("zoo: ResNeXt-101 32x4d: 32 groups in each 3x3, SE-ResNeXt squeezes a sixteenth") {
+  const Model x = make_builtin_model("resnext101_32x4d");
+  const Layer& c = x.layers[x.index_of("layer1.0.conv2")];
+  CHECK(c.conv.groups == 32);
+  CHECK(c.out == Shape{128, 56, 56});
+  CHECK(c.params == 128 * 4 * 9);
+  CHECK(x.layers[x.index_of("layer4.2.conv3")].out == Shape{2048, 7, 7});
+  const Model se = make_builtin_model("se_resnext101_32x4d");
+  CHECK(se.layers[se.index_of("layer3.0.se.squeeze")].out == Shape{64, 1, 1});
+  CHECK(se.layers[se.index_of("layer3.0.se.scale")].inputs ==
+        std::vector<int>{se.index_of("layer3.0.bn3"), se.index_of("layer3.0.se.sigmoid")});
+  // resnet50_v1_5 is resnet50 (torchvision's is v1.5) under the reference's name.
+  CHECK(make_builtin_model("resnet50_v1_5").layers == make_builtin_model("resnet50").layers);
+}
+
+// Every model the modern reference names resolves to a built-in (read from ../shared/reference/modern where the
+// checkout has it; the names it holds today otherwise).
+TEST_CASE("zoo: every model name of the modern reference resolves") {
+  std::set<std::string> names = {"resnet50",        "resnext101_32x4d",       "se_resnext101_32x4d",
+                                 "efficientnet_b0", "efficientnet_b4",        "efficientnet_widese_b0",
+                                 "efficientnet_widese_b4", "efficientnet_v2_s"};
+  const std::string reference = std::string(SCALETWIN_SOURCE_DIR) + "/../shared/reference/modern/throughput.json";
+  if (std::filesystem::exists(reference)) {
+    for (const Json& run : load_json_file(reference)["runs"]) names.insert(run["model"].get<std::string>());
+  } else {
+    WARN("no " << reference << ": checking the names it held when this test was written");
+  }
+  for (const std::string& name : names) {
+    INFO(name);
+    CHECK(is_builtin_model(name));
+  }
 }
