@@ -1,6 +1,8 @@
 // describe_model_json and format_model_table (see describe.hpp).
 #include "models/describe.hpp"
 
+#include "models/model_json.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -42,7 +44,8 @@ Json describe_model_json(const Model& model) {
                       {"bwd_input_flops", l.bwd_input_flops},
                       {"bwd_weight_flops", l.bwd_weight_flops},
                       {"activation_bytes", l.activation_bytes},
-                      {"weight_bytes", l.weight_bytes}});
+                      {"weight_bytes", l.weight_bytes},
+                      {"attributes", layer_params_json(l)}});
   }
   return Json{{"model", model.name},
               {"input", shape_json(model.input)},

@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
 
@@ -201,8 +203,6 @@ Model load_model_file(const std::string& path, const ModelOverrides& overrides) 
   return parse_model_json(load_json_file(path), path, overrides);
 }
 
-namespace {
-
 Json layer_params_json(const Layer& l, bool is_classifier) {
   Json j = Json::object();
   switch (l.kind) {
@@ -242,8 +242,6 @@ Json layer_params_json(const Layer& l, bool is_classifier) {
   return j;
 }
 
-}  // namespace
-
 Json model_to_json(const Model& model) {
   // A fully connected layer feeding the loss with `classes` outputs is the classifier: written as "classes" so
   // that a classes override follows it.
@@ -272,6 +270,13 @@ Json model_to_json(const Model& model) {
               {"input", {model.input.c, model.input.h, model.input.w}},
               {"classes", model.classes},
               {"layers", layers}};
+}
+
+bool is_onnx_path(const std::string& name) {
+  if (name.size() < 5) return false;
+  std::string ext = name.substr(name.size() - 5);
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext == ".onnx";
 }
 
 Model load_model(const std::string& name_or_file, const ModelOverrides& overrides, const std::string& context_file,

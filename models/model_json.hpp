@@ -43,6 +43,9 @@ void append_default_loss(ModelBuilder& b, const std::string& origin, const std::
 // Writes a model in the format above (layers[0], the input, is implicit; "inputs" omitted when a layer reads only
 // the layer before it; parameters omitted when they have their default).
 Json model_to_json(const Model& model);
+// A layer's parameters as a model file writes them (kernel, stride, groups, ...; defaults omitted), without its name,
+// type and inputs; is_classifier writes an fc's out_features as "classes".
+Json layer_params_json(const Layer& l, bool is_classifier = false);
 
 // A built-in name (zoo.hpp) or the path of a model file. An unknown name that is not a readable file is an
 // InputError listing the built-in names; context_file / context_path say where the reference was written (e.g.

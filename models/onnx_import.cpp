@@ -435,13 +435,6 @@ class Importer {
 
 }  // namespace
 
-bool is_onnx_path(const std::string& name) {
-  if (name.size() < 5) return false;
-  std::string ext = name.substr(name.size() - 5);
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-  return ext == ".onnx";
-}
-
 Model load_onnx_model(const std::string& path, const ModelOverrides& overrides) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
