@@ -191,8 +191,8 @@ Calibration default_calibration() {
   // parallel-work curve (memory: Inception-v3 left out then predicted 41% fast; K½ 176 +- 73, held-out error
   // 8.6% -> 16.4%; calibrate/README.md).
   c.devices["Tesla K80 (one GK210)"].sourced = {"memory", "reduction_half_length", "conv_knee_flops_per_byte"};
-  c.devices["H200 SXM"] = DeviceEfficiency{0.85, 0.70, 0.70, 8e-6};
-  c.devices["H100 SXM"] = c.devices["H200 SXM"];  // the same die and clocks; its slower memory is the cluster's
+  c.devices["H200-SXM5-141GB"] = DeviceEfficiency{0.85, 0.70, 0.70, 8e-6};
+  c.devices["H100-SXM5-80GB"] = c.devices["H200-SXM5-141GB"];  // the same die and clocks; its slower memory is the cluster's
   c.devices["cpu"] = DeviceEfficiency{0.30, 0.50, 0.50, 5e-6};
   for (LinkClass k : {LinkClass::kPcie, LinkClass::kNvlink, LinkClass::kNetwork, LinkClass::kShm})
     c.links[k] = LinkFactors{};

@@ -19,12 +19,23 @@
 
 namespace scaletwin::topology {
 
+// A device type: what the catalogue (devices/*.json, topology/devices.hpp) or a cluster file's inline object says.
+// Peak rates are dense (NVIDIA's sparse figures halved); a rate the device lacks (a V100's TF32) is 0.
 struct DeviceType {
-  std::string name;                 // "K80 (GK210)", "H200 SXM"
-  double peak_flops = 0.0;          // FP32 FLOP/s
-  double peak_flops_half = 0.0;     // FP16/BF16 tensor FLOP/s (0 when none)
+  std::string name;                 // "Tesla K80 (one GK210)", "A100-SXM4-80GB": the key of a calibration's devices
+  std::string family;               // "kepler", "volta", "ampere", "ada", "hopper"; "" when not given
+  double peak_flops = 0.0;          // FP32 FLOP/s (CUDA cores, no tensor cores)
+  double peak_flops_half = 0.0;     // FP16 tensor FLOP/s (0 when none)
+  double peak_tf32 = 0.0;           // TF32 tensor FLOP/s (0 when none)
+  double peak_bf16 = 0.0;           // BF16 tensor FLOP/s (0 when none)
+  double peak_fp8 = 0.0;            // FP8 tensor FLOP/s (0 when none)
   double memory_bytes = 0.0;
   double memory_bandwidth_Bps = 0.0;
+  int sms = 0;                      // streaming multiprocessors (0: not given)
+  double nvlink_Bps = 0.0;          // all NVLinks of one GPU, per direction (0: none)
+  double host_link_Bps = 0.0;       // PCIe to the host, per direction (0: not given)
+  double power_w = 0.0;             // the power limit these figures hold at (0: not given)
+  std::string variant;              // the catalogue variant taken ("450W"), "" for the base figures
 };
 
 struct HostCpu {

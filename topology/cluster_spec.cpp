@@ -19,6 +19,7 @@
 #include "core/units.hpp"
 #include "topology/builtin_clusters.hpp"
 #include "topology/cluster.hpp"
+#include "topology/devices.hpp"
 
 namespace scaletwin::topology {
 
@@ -42,14 +43,25 @@ int get_count_or_auto(const JsonObject& o, const std::string& key, std::optional
   return static_cast<int>(o.get_int(key, fallback, 1, max));
 }
 
-DeviceType parse_device(JsonObject o) {
+// A node's device: the name of a catalogue entry or device file (topology/devices.hpp), or an object that states
+// the figures inline (peak_flops is FP32; peak_flops_half FP16 tensor; the other tensor rates optional).
+DeviceType parse_device(const JsonObject& node) {
+  const Json* v = node.get_any("device");
+  if (v != nullptr && v->is_string()) return load_device(v->get<std::string>(), node.file(), node.path_of("device"));
+  JsonObject o = node.get_object("device");
   allow_docs(o);
   DeviceType d;
   d.name = o.get_string("name");
+  d.family = o.get_enum("family", {"", "kepler", "volta", "ampere", "ada", "hopper"}, "");
   d.peak_flops = o.get_quantity("peak_flops", Quantity::kFlopsPerSec);
   d.peak_flops_half = o.get_quantity("peak_flops_half", Quantity::kFlopsPerSec, 0.0, /*allow_zero=*/true);
+  d.peak_tf32 = o.get_quantity("peak_flops_tf32", Quantity::kFlopsPerSec, 0.0, /*allow_zero=*/true);
+  d.peak_bf16 = o.get_quantity("peak_flops_bf16", Quantity::kFlopsPerSec, 0.0, /*allow_zero=*/true);
+  d.peak_fp8 = o.get_quantity("peak_flops_fp8", Quantity::kFlopsPerSec, 0.0, /*allow_zero=*/true);
   d.memory_bytes = o.get_quantity("memory", Quantity::kBytes);
   d.memory_bandwidth_Bps = o.get_quantity("memory_bandwidth", Quantity::kBandwidthBytesPerSec);
+  d.nvlink_Bps = o.get_quantity("nvlink", Quantity::kBandwidthBytesPerSec, 0.0, /*allow_zero=*/true);
+  d.sms = static_cast<int>(o.get_int("sms", 0, 0, 100000));
   o.finish();
   return d;
 }
@@ -196,7 +208,7 @@ void check_node(const NodeSpec& n, const std::vector<RawLink>& links, const Json
 NodeSpec parse_node(JsonObject o) {
   allow_docs(o);
   NodeSpec n;
-  n.device = parse_device(o.get_object("device"));
+  n.device = parse_device(o);
   n.device_prefix = o.get_string("device_prefix", "gpu");
   if (n.device_prefix.empty() || n.device_prefix.find_first_of("/{} ") != std::string::npos)
     o.fail("device_prefix", "a non-empty name without '/', '{', '}' or spaces");

@@ -14,7 +14,10 @@ namespace scaletwin::test {
 inline topology::Cluster star_node(int gpus, double bandwidth_Bps, double latency_s) {
   topology::ClusterSpec spec;
   spec.name = "test-star";
-  spec.node.device = {"test-gpu", 1e12, 0.0, 16e9, 100e9};
+  spec.node.device.name = "test-gpu";
+  spec.node.device.peak_flops = 1e12;
+  spec.node.device.memory_bytes = 16e9;
+  spec.node.device.memory_bandwidth_Bps = 100e9;
   spec.node.devices_per_node = gpus;
   spec.node.cpu = {"test-cpu", 8, 2e12, 64e9, 50e9};
   spec.node.switches = {"sw"};

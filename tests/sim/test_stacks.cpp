@@ -550,16 +550,16 @@ TEST_CASE("predict names its calibration: shipped by device, none, or a file", "
   CHECK_THROWS_AS(sim::choose_calibration("shipped:nothing", "x"), InputError);
   // k80.json carries the H200's defaults along but fitted nothing of it: an H200 prediction is not its own, and
   // gets no K80 interval.
-  const sim::ChosenCalibration h200 = sim::choose_calibration("", "H200 SXM");
-  CHECK(h200.source == "built-in defaults (no shipped calibration fits H200 SXM)");
+  const sim::ChosenCalibration h200 = sim::choose_calibration("", "H200-SXM5-141GB");
+  CHECK(h200.source == "built-in defaults (no shipped calibration fits H200-SXM5-141GB)");
   CHECK(h200.calibration.prediction_log_sd == 0.0);
   CHECK(sim::choose_calibration("", "Tesla K80 (one GK210)").source == "calibrations/k80.json (shipped)");
 }
 
 TEST_CASE("an H100 is predicted with the H200's efficiencies and its own slower memory", "[sim]") {
   const sim::Calibration defaults = sim::default_calibration();
-  const sim::DeviceEfficiency& h100 = defaults.device("H100 SXM");
-  const sim::DeviceEfficiency& h200 = defaults.device("H200 SXM");
+  const sim::DeviceEfficiency& h100 = defaults.device("H100-SXM5-80GB");
+  const sim::DeviceEfficiency& h200 = defaults.device("H200-SXM5-141GB");
   CHECK((h100.conv == h200.conv && h100.matmul == h200.matmul && h100.memory == h200.memory &&
          h100.op_overhead_s == h200.op_overhead_s));
   CHECK(&h100 != &defaults.device("default"));
@@ -589,7 +589,7 @@ TEST_CASE("predict says when a network is not among those the calibration was fi
   sim::Calibration c = sim::default_calibration();
   CHECK_FALSE(sim::unfitted_network(sim::worker_step(scenario("resnet101_v1"), c), c));  // names none: nothing
   c.fitted_networks["Tesla K80 (one GK210)"] = {"vgg16", "resnet50_v1"};
-  c.fitted_networks["H200 SXM"] = {"resnet101_v1"};  // another device's networks do not count
+  c.fitted_networks["H200-SXM5-141GB"] = {"resnet101_v1"};  // another device's networks do not count
   c.cross_validation_folds = {{"model!=vgg16", 16, 17.2}, {"nodes<=1", 3, 2.0}, {"model!=resnet152", 16, 0.8}};
   c.prediction_log_sd = 0.1;
   CHECK_FALSE(sim::unfitted_network(sim::worker_step(scenario("resnet50_v1"), c), c));

@@ -130,9 +130,11 @@ TEST_CASE("DGX H200: NVSwitch between GPUs, one NIC per GPU across nodes", "[top
 TEST_CASE("DGX H100: the DGX H200's system with H100 SXM GPUs (80 GB at 3.35 TB/s)", "[topology]") {
   const Cluster c(load_cluster_spec("dgx-h100"), 8);
   const Cluster h200(load_cluster_spec("dgx-h200"), 8);
-  CHECK(c.spec().node.device.name == "H100 SXM");
-  CHECK(c.spec().node.device.peak_flops_half == h200.spec().node.device.peak_flops_half);
+  CHECK(c.spec().node.device.name == "H100-SXM5-80GB");
+  CHECK(c.spec().node.device.peak_flops_half == Approx(989.4e12));  // the H100 whitepaper's dense FP16 [GLENN-H100]
+  CHECK(h200.spec().node.device.peak_flops_half == Approx(989e12));  // the H200's as [STAS] gives it
   CHECK(c.spec().node.device.peak_flops == h200.spec().node.device.peak_flops);
+  CHECK(c.spec().node.device.family == "hopper");
   CHECK(c.spec().node.device.memory_bandwidth_Bps == Approx(3.35e12));
   CHECK(c.spec().node.device.memory_bytes < h200.spec().node.device.memory_bytes);
   CHECK(c.route(c.device_vertex(0, 0), c.device_vertex(0, 5)).bottleneck_Bps == 450e9);
