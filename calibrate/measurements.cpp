@@ -113,6 +113,22 @@ void read_kvstore(MeasuredRun& r, std::vector<std::string>& ignored) {
   r.notes.push_back({at, fmt::format("scheme field \"kvstore\": \"{}\" read as MXNet's {} kvstore: {}", kv, kv, what)});
 }
 
+// "precision" as the spec's tables write it (fp32, tf32, amp_fp16, amp_bf16, fp16, bf16); null where the source does
+// not state it: MLPerf's ResNet-50 logs (source_type "mlperf_training_log"), whose submissions train in mixed
+// precision, are read as fp16 and the others as fp32, each with a note.
+void read_precision(const JsonObject& o, MeasuredRun& r) {
+  const Json* p = o.has("precision") ? o.get_any("precision") : nullptr;
+  if (p == nullptr || !p->is_null()) {
+    r.precision = plan::precision_from_name(o.get_enum("precision", plan::precision_names(), std::string("fp32")));
+    return;
+  }
+  const bool mlperf = r.raw.contains("source_type") && r.raw["source_type"] == "mlperf_training_log";
+  r.precision = mlperf ? plan::Precision::kFp16 : plan::Precision::kFp32;
+  r.notes.push_back({o.path_of("precision"),
+                     mlperf ? "precision null read as fp16 (MLPerf's ResNet-50 submissions train in mixed precision)"
+                            : "precision null read as fp32 (the source states none)"});
+}
+
 MeasuredRun read_run(const Json& value, const std::string& file, const std::string& path) {
   const JsonObject o(value, file, path);
   MeasuredRun r;
@@ -136,7 +152,7 @@ MeasuredRun read_run(const Json& value, const std::string& file, const std::stri
   r.gpus_per_node = static_cast<int>(o.get_int("gpus_per_node", std::nullopt, 1, 4096));
   r.batch_per_gpu = o.get_int("batch_per_gpu", std::nullopt, 1, 1 << 20);
   r.data = plan::data_from_name(o.get_enum("data", {"synthetic", "real"}, std::string("synthetic")));
-  r.precision = plan::precision_from_name(o.get_enum("precision", {"fp32", "bf16", "fp16"}, std::string("fp32")));
+  read_precision(o, r);
   if (o.has("input")) r.input = read_input(o);
   if (o.has("classes")) r.classes = o.get_int("classes", std::nullopt, 1, 1000000);
   std::vector<std::string> ignored;

@@ -96,7 +96,7 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
       const plan::IterationPlan& plan = point.plan;
       k.worker_ops.resize(static_cast<size_t>(plan.workers));
       k.worker_processors.resize(static_cast<size_t>(plan.workers));
-      k.processor = sim::device_processor(cluster.spec().node.device, r.precision != plan::Precision::kFp32);
+      k.processor = sim::device_processor(cluster.spec().node.device, sim::scenario_arithmetic(k.scenario));
       std::vector<sim::Processor> per_endpoint(plan.endpoints.size(), k.processor);
       sim::note_co_runners(per_endpoint, plan);
       sim::note_upload_links(per_endpoint, plan, cluster);

@@ -177,7 +177,8 @@ static void set_op_shape(ComputeOp& op, const models::Model& model, const models
   if (reduction > 0.0) op.parallel_elements = op.flops / (2.0 * reduction);
 }
 
-ComputeOp layer_op(const models::Model& model, int layer, Phase phase, double samples, double fraction) {
+ComputeOp layer_op(const models::Model& model, int layer, Phase phase, double samples, double fraction,
+                   int element_bytes) {
   const auto& L = model.layers.at(static_cast<size_t>(layer));
   double in_bytes = 0.0;
   for (int i : L.inputs) in_bytes += static_cast<double>(model.layers.at(static_cast<size_t>(i)).activation_bytes);
@@ -202,10 +203,11 @@ ComputeOp layer_op(const models::Model& model, int layer, Phase phase, double sa
   // x, x, y); backward, cuDNN's kernel reduces dy and x into dgamma, dbeta (the backward-weight op: x, dy) and then
   // reads both again to write dx (backward-input: x, dy, dx). Eight passes over the activation in all.
   if (L.kind == models::LayerKind::kBatchNorm && phase != Phase::kBackwardWeight) op.bytes += in_bytes * samples;
+  op.bytes *= static_cast<double>(element_bytes) / 4.0;  // the sizes above are fp32's
   return op;
 }
 
-ComputeOp update_op(double params, Phase phase) {
+ComputeOp update_op(double params, Phase phase, int element_bytes) {
   // SGD with momentum and weight decay: about 4 FLOPs per parameter, reading weights, gradients and momentum and
   // writing weights and momentum (5 fp32 streams).
   ComputeOp op;
@@ -213,6 +215,7 @@ ComputeOp update_op(double params, Phase phase) {
   op.layer_class = models::LayerClass::kMemory;
   op.flops = 4.0 * params;
   op.bytes = kUpdateTrafficPerGradientByte * 4.0 * params;
+  if (element_bytes < 4) op.bytes += (4.0 + element_bytes) * params;  // the half copy of the weights, from the master
   return op;
 }
 

@@ -105,12 +105,19 @@ struct Lowering {
 
   int64_t batch() const { return scenario.batch_per_gpu; }
   int workers() const { return gpus; }
+  // Bytes of one activation value in the run's precision (plan::activation_element_bytes).
+  int element_bytes() const { return activation_element_bytes(scenario.training.precision); }
   // Workers on node n: [first, first + count).
   std::pair<int, int> node_workers(int n) const;
 };
 
-ComputeOp layer_op(const models::Model& model, int layer, Phase phase, double samples, double fraction = 1.0);
-ComputeOp update_op(double params, Phase phase);
+// One layer in one phase: its FLOPs, memory traffic and GEMM shape. element_bytes: 4 for fp32/tf32 runs, 2 under
+// mixed precision, where activations and the weights' half copy the convolutions read move at 2 bytes a value.
+ComputeOp layer_op(const models::Model& model, int layer, Phase phase, double samples, double fraction = 1.0,
+                   int element_bytes = 4);
+// The optimizer step over `params` fp32 master weights; under mixed precision (element_bytes 2) it also writes their
+// half copy (a 4-byte read and a 2-byte write per weight).
+ComputeOp update_op(double params, Phase phase, int element_bytes = 4);
 
 // Gradient synchronisation of the data-parallel layers. Each returns, per worker, the items the worker's own
 // optimizer update must wait for, and whether the worker updates the data-parallel weights itself (all-reduce:

@@ -116,7 +116,7 @@ void build_worker_program(Lowering& l, ModelParallel& mp, int w) {
     data.bytes = batch * static_cast<double>(model.input.elements()) * 4.0;
     b.compute(e, data);
   }
-  for (int i = 1; i < backbone_end; ++i) b.compute(e, detail::layer_op(model, i, Phase::kForward, batch));
+  for (int i = 1; i < backbone_end; ++i) b.compute(e, detail::layer_op(model, i, Phase::kForward, batch, 1.0, l.element_bytes()));
 
   // Model-parallel classifier: each worker computes its slice of neurons for the global batch. An fc layer first
   // gathers its whole input from every worker; the loss gathers whole rows of logits and takes its own samples.
@@ -132,7 +132,7 @@ void build_worker_program(Lowering& l, ModelParallel& mp, int w) {
       fraction[u] = fraction[u - 1];
     std::vector<int> deps;
     if (gathers) deps.push_back(b.comm(e, mp_collective(l, mp, i, false), w, {b.last_compute(e)}));
-    b.compute(e, detail::layer_op(model, i, Phase::kForward, samples[u], fraction[u]), deps);
+    b.compute(e, detail::layer_op(model, i, Phase::kForward, samples[u], fraction[u], l.element_bytes()), deps);
   }
   // Its backward, last layer first: an fc layer's partial input gradients are summed by a reduce-scatter that
   // leaves each worker the slice its predecessor needs.
@@ -144,8 +144,8 @@ void build_worker_program(Lowering& l, ModelParallel& mp, int w) {
     if (pending_scatter >= 0) deps.push_back(pending_scatter);
     pending_scatter = -1;
     if (L.has_weights())
-      ready[u] = b.compute(e, detail::layer_op(model, i, Phase::kBackwardWeight, samples[u], fraction[u]), deps);
-    b.compute(e, detail::layer_op(model, i, Phase::kBackwardInput, samples[u], fraction[u]), deps);
+      ready[u] = b.compute(e, detail::layer_op(model, i, Phase::kBackwardWeight, samples[u], fraction[u], l.element_bytes()), deps);
+    b.compute(e, detail::layer_op(model, i, Phase::kBackwardInput, samples[u], fraction[u], l.element_bytes()), deps);
     if (split && L.kind == LayerKind::kFullyConnected)
       pending_scatter = b.comm(e, mp_collective(l, mp, i, true), w, {b.last_compute(e)});
   }
@@ -155,8 +155,8 @@ void build_worker_program(Lowering& l, ModelParallel& mp, int w) {
     if (pending_scatter >= 0) deps.push_back(pending_scatter);
     pending_scatter = -1;
     if (model.layers[static_cast<size_t>(i)].has_weights())
-      ready[static_cast<size_t>(i)] = b.compute(e, detail::layer_op(model, i, Phase::kBackwardWeight, batch), deps);
-    if (needs_input_gradient(model, i)) b.compute(e, detail::layer_op(model, i, Phase::kBackwardInput, batch), deps);
+      ready[static_cast<size_t>(i)] = b.compute(e, detail::layer_op(model, i, Phase::kBackwardWeight, batch, 1.0, l.element_bytes()), deps);
+    if (needs_input_gradient(model, i)) b.compute(e, detail::layer_op(model, i, Phase::kBackwardInput, batch, 1.0, l.element_bytes()), deps);
   }
   l.backward_end_item[static_cast<size_t>(w)] = b.last_compute(e);
 }
@@ -229,7 +229,7 @@ IterationPlan lower(const Scenario& scenario, const models::Model& model, const 
       own += static_cast<double>(model.layers[static_cast<size_t>(i)].params) *
              (gpus > 1 ? slice_fraction(model.layers[static_cast<size_t>(i)].out.c, gpus, w) : 1.0);
     if (own > 0.0)
-      builder.compute(l.worker_endpoints[static_cast<size_t>(w)], detail::update_op(own, Phase::kUpdate),
+      builder.compute(l.worker_endpoints[static_cast<size_t>(w)], detail::update_op(own, Phase::kUpdate, l.element_bytes()),
                       sync.update_deps[static_cast<size_t>(w)]);
   }
 

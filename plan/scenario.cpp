@@ -178,7 +178,7 @@ Training parse_training(const JsonObject& obj) {
   t.momentum = obj.get_number("momentum", 0.9, 0.0, 0.9999);
   t.weight_decay = obj.get_number("weight_decay", 5e-4, 0.0, 1.0);
   t.seed = static_cast<uint64_t>(obj.get_int("seed", 1, 0));
-  t.precision = precision_from_name(obj.get_enum("precision", {"fp32", "bf16", "fp16"}, std::string("fp32")));
+  t.precision = precision_from_name(obj.get_enum("precision", precision_names(), std::string("fp32")));
   t.lr_scaling = obj.get_enum("lr_scaling", {"linear", "sqrt", "none"}, std::string("linear"));
   t.target_accuracy = obj.get_number("target_accuracy", 0.0, 0.0, 1.0);
   t.max_epochs = obj.get_int("max_epochs", 30, 1, 100000);
@@ -421,6 +421,7 @@ const char* data_name(Data d) { return d == Data::kReal ? "real" : "synthetic"; 
 const char* precision_name(Precision p) {
   switch (p) {
     case Precision::kFp32: return "fp32";
+    case Precision::kTf32: return "tf32";
     case Precision::kBf16: return "bf16";
     case Precision::kFp16: return "fp16";
   }
@@ -432,8 +433,17 @@ Data data_from_name(const std::string& name) {
   return name == "real" ? Data::kReal : Data::kSynthetic;
 }
 
+const std::vector<std::string>& precision_names() {
+  static const std::vector<std::string> names = {"fp32", "tf32", "bf16", "fp16", "amp_bf16", "amp_fp16"};
+  return names;
+}
+
+int activation_element_bytes(Precision p) { return p == Precision::kBf16 || p == Precision::kFp16 ? 2 : 4; }
+
 Precision precision_from_name(const std::string& name) {
-  for (Precision p : {Precision::kFp32, Precision::kBf16, Precision::kFp16})
+  if (name == "amp_fp16") return Precision::kFp16;
+  if (name == "amp_bf16") return Precision::kBf16;
+  for (Precision p : {Precision::kFp32, Precision::kTf32, Precision::kBf16, Precision::kFp16})
     if (name == precision_name(p)) return p;
   ST_ASSERT(false, "precision: \"" + name + "\" was not checked");
   return Precision::kFp32;

@@ -112,14 +112,21 @@ struct Convergence {
 // Reads a calibrate --convergence file (format "scaletwin-convergence/1"); InputError naming the file and field.
 Convergence load_convergence(const std::string& path);
 
-// What a run trains on, and the arithmetic of its compute: parsed once from their names ("synthetic" | "real",
-// "fp32" | "bf16" | "fp16"), written back by name.
+// What a run trains on, and the arithmetic of its compute: parsed once from their names ("synthetic" | "real";
+// "fp32" | "tf32" | "bf16" | "fp16"), written back by name. bf16 and fp16 are mixed precision (automatic mixed
+// precision, "amp_bf16" and "amp_fp16" as published tables write them: 2-byte activations and tensor-core math,
+// fp32 master weights); tf32 keeps fp32 tensors with TF32 tensor-core math; fp32 is the stack's FP32, which runs
+// as TF32 on devices that have it where the stack enables it (sim::effective_precision), as frameworks do by default.
 enum class Data { kSynthetic, kReal };
-enum class Precision { kFp32, kBf16, kFp16 };
+enum class Precision { kFp32, kTf32, kBf16, kFp16 };
 const char* data_name(Data d);
 const char* precision_name(Precision p);
 Data data_from_name(const std::string& name);            // a name get_enum has checked
-Precision precision_from_name(const std::string& name);  // idem
+Precision precision_from_name(const std::string& name);  // idem (the aliases amp_fp16 and amp_bf16 included)
+// The names get_enum accepts: fp32, tf32, bf16, fp16, amp_bf16, amp_fp16.
+const std::vector<std::string>& precision_names();
+// Bytes of one activation value: 2 under mixed precision (bf16, fp16), else 4.
+int activation_element_bytes(Precision p);
 
 struct Training {
   Data data = Data::kSynthetic;

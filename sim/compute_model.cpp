@@ -6,18 +6,32 @@
 
 namespace scaletwin::sim {
 
-Processor device_processor(const topology::DeviceType& d, bool half_precision) {
-  const double peak = half_precision && d.peak_flops_half > 0.0 ? d.peak_flops_half : d.peak_flops;
-  return Processor{d.name, peak, d.memory_bandwidth_Bps, false};
+plan::Precision effective_precision(const topology::DeviceType& d, const Arithmetic& a) {
+  if (a.precision == plan::Precision::kFp32 && a.fp32_as_tf32 && d.peak_tf32 > 0.0) return plan::Precision::kTf32;
+  return a.precision;
+}
+
+double peak_flops_for(const topology::DeviceType& d, plan::Precision p) {
+  switch (p) {
+    case plan::Precision::kFp32: return d.peak_flops;
+    case plan::Precision::kTf32: return d.peak_tf32;
+    case plan::Precision::kBf16: return d.peak_bf16;
+    case plan::Precision::kFp16: return d.peak_flops_half;
+  }
+  return 0.0;
+}
+
+Processor device_processor(const topology::DeviceType& d, const Arithmetic& a) {
+  return Processor{d.name, peak_flops_for(d, effective_precision(d, a)), d.memory_bandwidth_Bps, false};
 }
 
 Processor cpu_processor(const topology::HostCpu& c) {
   return Processor{"cpu", c.peak_flops, c.memory_bandwidth_Bps, true};
 }
 
-Processor endpoint_processor(const plan::Endpoint& ep, const topology::Cluster& cluster, bool half_precision) {
+Processor endpoint_processor(const plan::Endpoint& ep, const topology::Cluster& cluster, const Arithmetic& a) {
   const auto& node = cluster.spec().node;
-  return ep.device >= 0 ? device_processor(node.device, half_precision) : cpu_processor(node.cpu);
+  return ep.device >= 0 ? device_processor(node.device, a) : cpu_processor(node.cpu);
 }
 
 void note_co_runners(std::vector<Processor>& per_endpoint, const plan::IterationPlan& plan) {

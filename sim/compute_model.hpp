@@ -41,7 +41,7 @@ namespace scaletwin::sim {
 // What a processor offers to the compute model.
 struct Processor {
   std::string name;  // the key into Calibration::devices
-  double peak_flops = 0.0;
+  double peak_flops = 0.0;  // convolutions' and GEMMs' peak at the run's effective precision (its tensor cores')
   double memory_bandwidth_Bps = 0.0;
   bool is_cpu = false;
   int co_runners = 0;  // other workers computing on the same node at the same time (see note_co_runners)
@@ -54,10 +54,23 @@ struct Processor {
   double upload_Bps = 0.0;
 };
 
-Processor device_processor(const topology::DeviceType& d, bool half_precision);
+// The arithmetic of a run: its precision (plan::Precision), and whether its software stack runs fp32 convolutions and
+// GEMMs as TF32 on devices that have TF32 tensor cores (stacks/*.json "fp32_math": PyTorch, TensorFlow and MXNet do by
+// default on Ampere and later, as scaletwin's own CUDA executor does).
+struct Arithmetic {
+  plan::Precision precision = plan::Precision::kFp32;
+  bool fp32_as_tf32 = true;
+};
+// The precision a device computes a run's convolutions and GEMMs in: fp32 becomes tf32 where the device has TF32 and
+// the stack enables it; the others are what the run says.
+plan::Precision effective_precision(const topology::DeviceType& d, const Arithmetic& a);
+// The device's dense peak for that precision (FP32 for fp32, its tensor cores' rate for the others); 0 when it has
+// none (a V100's TF32, a K80's FP16).
+double peak_flops_for(const topology::DeviceType& d, plan::Precision p);
+Processor device_processor(const topology::DeviceType& d, const Arithmetic& a = {});
 Processor cpu_processor(const topology::HostCpu& c);
 // The processor an endpoint computes on: its node's device type, or the node's host CPU (device -1).
-Processor endpoint_processor(const plan::Endpoint& ep, const topology::Cluster& cluster, bool half_precision);
+Processor endpoint_processor(const plan::Endpoint& ep, const topology::Cluster& cluster, const Arithmetic& a = {});
 // Sets co_runners of every worker endpoint on a device: the other such workers of the plan on its node (servers
 // mostly wait and are not counted), and sharing_servers of every server on a host CPU. `per_endpoint` is indexed
 // like plan.endpoints.

@@ -57,7 +57,7 @@ std::vector<double> synchronous_segments(const plan::IterationPlan& plan, const 
   // Walk the compute items in program order (one compute stream), closing a segment before each item that is the
   // first to need a synchronous collective.
   const ComputeModel model(calibration, false);
-  const Processor processor = endpoint_processor(plan.endpoints.at(static_cast<size_t>(endpoint)), cluster, false);
+  const Processor processor = endpoint_processor(plan.endpoints.at(static_cast<size_t>(endpoint)), cluster);
   std::vector<double> segments;
   double open = 0.0, total = 0.0;
   for (const plan::Item& item : items) {
@@ -97,7 +97,7 @@ void apply_compute_jitter(report::PointResult& point, const plan::IterationPlan&
     if (plan.endpoints[e].kind == plan::EndpointKind::kWorker && plan.endpoints[e].worker_index == point.critical_worker)
       critical = static_cast<int>(e);
   if (critical < 0 || point.iteration_s <= 0.0) return;
-  const Processor processor = endpoint_processor(plan.endpoints[static_cast<size_t>(critical)], cluster, false);
+  const Processor processor = endpoint_processor(plan.endpoints[static_cast<size_t>(critical)], cluster);
   const double cv = calibration.device(processor.name).compute_jitter;
   if (cv <= 0.0) return;
   const int group = synchronous_group_size(plan, critical);

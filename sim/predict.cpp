@@ -4,6 +4,7 @@
 #include "sim/convergence.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -33,7 +34,7 @@ namespace {
 RunOptions scenario_run_options(const plan::Scenario& scenario, const RunOptions& options) {
   RunOptions run = options;
   run.real_data = scenario.training.data == plan::Data::kReal;
-  run.half_precision = scenario.training.precision != plan::Precision::kFp32;
+  run.arithmetic = scenario_arithmetic(scenario);
   run.faults = scenario.faults;
   run.faults_file = scenario.file;
   return run;
@@ -46,6 +47,20 @@ report::PointResult simulate_in_process(const plan::Scenario& scenario, int gpus
   plan::LowerOptions lowering;
   lowering.materialize_schedules = !fast;
   return simulate(plan::prepare(scenario, gpus, lowering), calibration, options, fast ? Fidelity::kFast : Fidelity::kMessage);
+}
+
+// A precision the device computes in: InputError at the scenario's precision when the device has no peak for it (a
+// V100 has no TF32 or BF16, an A30 no TF32 in the catalogue, a K80 no FP16). Host CPUs compute everything in fp32.
+void check_device_precision(const plan::Scenario& scenario, const topology::NodeSpec& node, const Arithmetic& a) {
+  if (node.device_prefix != "gpu" || a.precision == plan::Precision::kFp32) return;
+  const topology::DeviceType& d = node.device;
+  if (peak_flops_for(d, effective_precision(d, a)) > 0.0) return;
+  std::vector<std::string> has = {"fp32"};
+  for (plan::Precision p : {plan::Precision::kTf32, plan::Precision::kBf16, plan::Precision::kFp16})
+    if (peak_flops_for(d, p) > 0.0) has.emplace_back(plan::precision_name(p));
+  throw InputError(scenario.file, scenario.path_of("/training/precision"),
+                   fmt::format("a precision {} has a peak for ({}; got {})", d.name, fmt::join(has, ", "),
+                               plan::precision_name(a.precision)));
 }
 
 // Whether `fidelity` times this point in the fast mode (asynchronous plans never are).
@@ -68,6 +83,7 @@ report::PointResult simulate(const plan::Point& p, const Calibration& calibratio
   // costs to this scenario's stack; for_run clears both, so applying it again downstream changes nothing.
   const Calibration for_model = calibration.for_run(p.model.name, run_stack(p.scenario, p.cluster));
   const RunOptions run = scenario_run_options(p.scenario, options);
+  check_device_precision(p.scenario, p.cluster.spec().node, run.arithmetic);
   report::PointResult point = fast ? run_iteration_plan_fast(p.plan, p.cluster, for_model, run)
                                    : run_iteration_plan(p.plan, p.cluster, for_model, run);
   apply_compute_jitter(point, p.plan, p.cluster, for_model);
@@ -142,7 +158,7 @@ DispatchCost dispatch_cost(const WorkerStep& step) {
   out.stack = step.stack;
   const RunOptions run = scenario_run_options(step.point.scenario, RunOptions{});  // its data and precision
   const Processor processor = endpoint_processor(step.point.plan.endpoints.at(0), step.point.cluster,
-                                                 run.half_precision);
+                                                 run.arithmetic);
   const DeviceEfficiency& eff = step.run.device(processor.name);
   if (processor.is_cpu || eff.dispatch_s <= 0.0) return out;
   out.per_op_s = eff.dispatch_s;

@@ -25,6 +25,7 @@
 #include "plan/iteration_plan.hpp"
 #include "plan/scenario.hpp"
 #include "sim/calibration.hpp"
+#include "sim/compute_model.hpp"
 #include "report/report.hpp"
 #include "topology/cluster.hpp"
 
@@ -34,7 +35,7 @@ struct RunOptions {
   int iterations = 3;
   int warmup = 1;
   bool real_data = false;
-  bool half_precision = false;
+  Arithmetic arithmetic;  // the run's precision and its stack's TF32 (compute_model.hpp)
   bool trace = false;
   std::vector<plan::Fault> faults;  // what-if faults (sim/faults.hpp); both runners apply them
   std::string faults_file;          // the scenario file, for their errors

@@ -91,6 +91,8 @@ StackDescription parse_stack_description(const Json& json, const std::string& fi
   d.name = root.get_string("name");
   d.description = root.get_string("description", "");
   d.link_factors = sourced_bool(root, "link_factors", "why the stack's runs do or do not fit link factors");
+  if (root.has("fp32_as_tf32"))
+    d.fp32_as_tf32 = sourced_bool(root, "fp32_as_tf32", "whether the framework lets cuDNN and cuBLAS run fp32 as TF32");
   parse_ps_defaults(root, d);
   const JsonObject params = root.get_object("parameters");
   for (const std::string& key : stack_parameter_keys()) {
@@ -159,6 +161,13 @@ const StackDescription& find_stack(const std::string& name, const std::string& f
     if (d.name == name) return d;
   throw InputError(file, path,
                    fmt::format("a software stack: {} (got \"{}\")", fmt::join(builtin_stack_names(), ", "), name));
+}
+
+Arithmetic scenario_arithmetic(const plan::Scenario& scenario) {
+  Arithmetic a;
+  a.precision = scenario.training.precision;
+  if (!scenario.framework.empty()) a.fp32_as_tf32 = find_stack(scenario.framework).fp32_as_tf32;
+  return a;
 }
 
 bool apply_stack_defaults(plan::Scenario& scenario) {

@@ -27,6 +27,7 @@
 
 #include "plan/scenario.hpp"
 #include "sim/calibration.hpp"
+#include "sim/compute_model.hpp"
 #include "topology/cluster.hpp"
 
 namespace scaletwin::sim {
@@ -65,6 +66,10 @@ struct StackDescription {
   // GPUs (placement "device") over every worker GPU where a scheme does not state "servers", as "per_gpu" does
   // (tf_cnn_benchmarks' ParamServerDeviceSetter, MXNet's device kvstore).
   bool ps_device_servers_per_gpu = false;
+  // "fp32_as_tf32" (optional, true when absent): whether the framework lets cuDNN and cuBLAS run fp32 convolutions
+  // and GEMMs as TF32 on devices with TF32 tensor cores (PyTorch's torch.backends.cudnn.allow_tf32, TensorFlow 2.4's
+  // default, NVIDIA's NGC containers; sim::Arithmetic).
+  bool fp32_as_tf32 = true;
   StackCosts costs() const;        // the values as a calibration's stack entry
   // The built-in model a measured run of this stack that names `model` trained: models' entry, else `model`.
   std::string network(const std::string& model) const;
@@ -94,6 +99,9 @@ std::string run_stack(const plan::Scenario& scenario, const topology::Cluster& c
 // tensorflow, nccl) do what the scheme says. Returns whether it changed the scheme. predict, run, describe and every
 // measured run apply it.
 bool apply_stack_defaults(plan::Scenario& scenario);
+// The arithmetic a scenario's run computes in: its precision, and its stack's fp32_as_tf32 (the named framework's;
+// true for the defaults of run_stack, as scaletwin's own CUDA executor runs fp32 convolutions as TF32).
+Arithmetic scenario_arithmetic(const plan::Scenario& scenario);
 // The field of a StackCosts by key.
 std::optional<double>& stack_field(StackCosts& costs, const std::string& key);
 

@@ -133,6 +133,7 @@ std::unique_ptr<Backend> make_backend(const detail::Context& ctx, bool worker, i
   cuda.precision = ctx.scenario.training.precision == plan::Precision::kBf16   ? CudaPrecision::kBf16
                    : ctx.scenario.training.precision == plan::Precision::kFp16 ? CudaPrecision::kFp16
                                                                                  : CudaPrecision::kFp32;
+  if (ctx.scenario.training.precision == plan::Precision::kTf32) cuda.allow_tf32 = true;  // fp32 tensors, TF32 math
   check_cuda_memory(detail::data_parallel_model(ctx), ctx.plan.batch_per_worker, device, cuda);
   return make_cuda_backend(device, cuda);
 }
@@ -207,11 +208,12 @@ void set_model_parallel_layers(detail::Context& ctx, int workers) {
   }
 }
 
-// The precision a run trains in is the scenario's, or the run is refused (never run in another precision than it
-// says). fp32 everywhere (TF32 convolutions on --device cuda: CudaOptions::allow_tf32). bf16 and fp16 are mixed
-// precision on --device cuda (exec/cuda_backend.hpp: half operands on the tensor cores, fp32 master weights);
-// the CPU executor has no such path. fp16 scales the loss (exec/loss_scaler.hpp): the workers skip a step whose
-// gradients overflowed, which needs the workers to apply the update, so not with parameter servers.
+// The precision a run trains in is the scenario's, or the run is refused (never run in another precision than it says).
+// fp32 everywhere (TF32 convolutions on --device cuda: CudaOptions::allow_tf32, as frameworks do by default); tf32 on
+// --device cuda only (fp32 tensors, TF32 tensor-core math). bf16 and fp16 are mixed precision on --device cuda
+// (exec/cuda_backend.hpp: half operands on the tensor cores, fp32 master weights); the CPU executor has no such path.
+// fp16 scales the loss (exec/loss_scaler.hpp): the workers skip a step whose gradients overflowed, which needs the
+// workers to apply the update, so not with parameter servers.
 void check_precision(const detail::Context& ctx) {
   const plan::Scenario& scenario = ctx.scenario;
   const plan::Precision p = scenario.training.precision;
@@ -219,8 +221,8 @@ void check_precision(const detail::Context& ctx) {
   const std::string name = plan::precision_name(p);
   if (ctx.options.device != "cuda")
     throw InputError(scenario.file, "/training/precision",
-                     fmt::format("\"fp32\" with --device {}: bf16 and fp16 mixed precision run on --device cuda (the "
-                                 "CPU executor trains in fp32; got \"{}\")",
+                     fmt::format("\"fp32\" with --device {}: tf32, and bf16 and fp16 mixed precision, run on --device "
+                                 "cuda (the CPU executor trains in fp32; got \"{}\")",
                                  ctx.options.device, name));
   const bool servers = std::any_of(ctx.plan.collectives.begin(), ctx.plan.collectives.end(), [](const auto& c) {
     return c.purpose == plan::CollectivePurpose::kPsPushPull;

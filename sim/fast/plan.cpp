@@ -32,7 +32,7 @@ FastPlan::FastPlan(const plan::IterationPlan& plan, const topology::Cluster& clu
   for (const plan::Endpoint& ep : plan.endpoints) {
     const bool gpu = ep.device >= 0;
     vertex_.push_back(gpu ? cluster.device_vertex(ep.node, ep.device) : cluster.cpu_vertex(ep.node));
-    processor_.push_back(endpoint_processor(ep, cluster, options.half_precision));
+    processor_.push_back(endpoint_processor(ep, cluster, options.arithmetic));
   }
   note_co_runners(processor_, plan);
   note_upload_links(processor_, plan, cluster);
