@@ -9,6 +9,9 @@
 //                                                        ╱    ╲         ╱    ╲
 //                                                     node0  node1   node2  node3   (nodes_per_leaf = 2)
 //
+//   fat_tree with "rail_optimized": NIC i of each node on its rail's leaf (net/rail<i>/leaf<g>, g = node /
+//   nodes_per_leaf), every leaf up to the spine: GPU i of two nodes under the same leaves is one switch apart.
+//
 // A network switch's latency is split over its links (half on each), so a route through k switches pays k of
 // them. Routes are shortest paths by latency, then by hops (Dijkstra over a directed graph with both arcs of
 // every link, latencies in integer picoseconds so ties are exact); a device is never a transit vertex. route(a, b)
@@ -247,21 +250,27 @@ void Cluster::build_network(Impl& impl) {
   LinkSpec nic_link = net.nic_link;
   nic_link.latency_s += net.switch_latency_s / 2;  // half of the switch's latency on each of its links
   const int per_leaf = net.kind == NetworkKind::kStar ? nodes_ : net.nodes_per_leaf;
-  const int leaves = (nodes_ + per_leaf - 1) / per_leaf;
+  const int groups = (nodes_ + per_leaf - 1) / per_leaf;
+  // Rail-optimised: a leaf per group of nodes and per NIC index (rail); else a leaf per group of nodes.
+  const int rails = net.kind == NetworkKind::kFatTree && net.rail_optimized ? std::max(spec_.node.nics, 1) : 1;
+  const int leaves = groups * rails;
   std::vector<int> leaf;
   for (int l = 0; l < leaves; ++l)
-    leaf.push_back(add_switch(net.kind == NetworkKind::kStar ? "net/switch" : fmt::format("net/leaf{}", l)));
+    leaf.push_back(add_switch(net.kind == NetworkKind::kStar ? "net/switch"
+                              : rails > 1                    ? fmt::format("net/rail{}/leaf{}", l % rails, l / rails)
+                                                             : fmt::format("net/leaf{}", l)));
+  const auto leaf_of = [&](int n, int nic) { return leaf[static_cast<size_t>((n / per_leaf) * rails + nic % rails)]; };
   for (int n = 0; n < nodes_; ++n) {
-    impl.leaf_vertex_of_node.push_back(leaf[static_cast<size_t>(n / per_leaf)]);
+    impl.leaf_vertex_of_node.push_back(leaf_of(n, 0));
     for (int i = 0; i < spec_.node.nics; ++i)
-      add_edge(local_vertex(n, "nic" + std::to_string(i), impl), leaf[static_cast<size_t>(n / per_leaf)], nic_link,
-               "network");
+      add_edge(local_vertex(n, "nic" + std::to_string(i), impl), leaf_of(n, i), nic_link, "network");
   }
   if (leaves > 1) {
     const int spine = add_switch("net/spine");
     // One aggregate uplink per leaf: the leaf's full downlink capacity divided by the oversubscription.
     LinkSpec up;
-    up.bandwidth_Bps = per_leaf * spec_.node.nics * net.nic_link.bandwidth_Bps / net.oversubscription;
+    const int nics_per_leaf = rails > 1 ? 1 : spec_.node.nics;
+    up.bandwidth_Bps = per_leaf * nics_per_leaf * net.nic_link.bandwidth_Bps / net.oversubscription;
     up.latency_s = net.nic_link.latency_s + net.switch_latency_s;  // half of the leaf's and half of the spine's
     up.shared = net.nic_link.shared;
     for (int l = 0; l < leaves; ++l) add_edge(leaf[static_cast<size_t>(l)], spine, up, "uplink");

@@ -81,6 +81,9 @@ struct NetworkSpec {
   double switch_latency_s = 0.0;
   int nodes_per_leaf = 0;           // fat tree: nodes under one leaf switch
   double oversubscription = 1.0;    // fat tree: leaf downlink capacity / uplink capacity
+  // Fat tree: NIC i of every node on rail i's own leaf switches (DGX SuperPOD's rail-optimised wiring: GPU i of any
+  // node one hop from GPU i of the nodes under the same leaves), instead of all of a node's NICs on one leaf.
+  bool rail_optimized = false;
   std::string assumption;           // what is assumed where the vendor gives no number
   // nic_link.bandwidth_range: where the NIC rate is assumed, the range the assumption leaves open (bytes/s per
   // direction, low <= nic_link.bandwidth <= high; both 0: no range). predict and validate simulate both ends.

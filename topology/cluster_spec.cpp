@@ -266,6 +266,7 @@ NetworkSpec parse_network(JsonObject o) {
   if (net.kind == NetworkKind::kFatTree) {
     net.nodes_per_leaf = static_cast<int>(o.get_int("nodes_per_leaf", std::nullopt, 1, 1 << 20));
     net.oversubscription = o.get_number("oversubscription", 1.0, 1.0, 1e6);
+    net.rail_optimized = o.get_bool("rail_optimized", false);
   }
   o.finish();
   return net;

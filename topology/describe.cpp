@@ -5,6 +5,7 @@
 
 #include <map>
 #include <sstream>
+#include <utility>
 
 #include "core/units.hpp"
 #include "topology/cluster.hpp"
@@ -76,10 +77,18 @@ Json describe_cluster_json(const Cluster& c) {
   out["devices_per_node"] = c.devices_per_node();
   out["total_devices"] = c.total_devices();
   out["device"] = {{"name", d.name},
+                   {"family", d.family},
+                   {"variant", d.variant},
                    {"peak_flops", d.peak_flops},
                    {"peak_flops_half", d.peak_flops_half},
+                   {"peak_flops_tf32", d.peak_tf32},
+                   {"peak_flops_bf16", d.peak_bf16},
+                   {"peak_flops_fp8", d.peak_fp8},
                    {"memory_bytes", d.memory_bytes},
-                   {"memory_bandwidth_Bps", d.memory_bandwidth_Bps}};
+                   {"memory_bandwidth_Bps", d.memory_bandwidth_Bps},
+                   {"sms", d.sms},
+                   {"nvlink_Bps", d.nvlink_Bps},
+                   {"power_w", d.power_w}};
   out["cpu"] = {{"name", cpu.name},
                 {"cores", cpu.cores},
                 {"peak_flops", cpu.peak_flops},
@@ -97,6 +106,7 @@ Json describe_cluster_json(const Cluster& c) {
   if (s.network.kind == NetworkKind::kFatTree) {
     network["nodes_per_leaf"] = s.network.nodes_per_leaf;
     network["oversubscription"] = s.network.oversubscription;
+    network["rail_optimized"] = s.network.rail_optimized;
   }
   out["network"] = network;
   Json vertices = Json::array();
@@ -136,9 +146,14 @@ std::string format_cluster_table(const Cluster& c) {
   std::ostringstream out;
   out << fmt::format("cluster {}: {} node(s) x {} device(s) = {} devices   ({})\n", s.name, c.nodes(),
                      c.devices_per_node(), c.total_devices(), s.file);
-  out << fmt::format("  device   {}: {}/s FP32, {} FP16/BF16, {} at {}\n", d.name, format_flops(d.peak_flops),
-                     d.peak_flops_half > 0 ? format_flops(d.peak_flops_half) + "/s" : std::string("no"),
-                     format_bytes(d.memory_bytes), format_bandwidth(d.memory_bandwidth_Bps));
+  std::string peaks = fmt::format("{}/s FP32", format_flops(d.peak_flops));
+  for (const auto& [rate, what] : {std::pair{d.peak_tf32, "TF32"}, std::pair{d.peak_flops_half, "FP16"},
+                                   std::pair{d.peak_bf16, "BF16"}, std::pair{d.peak_fp8, "FP8"}})
+    if (rate > 0.0) peaks += fmt::format(", {}/s {}", format_flops(rate), what);
+  out << fmt::format("  device   {}{}{}: {} (dense), {} at {}\n", d.name,
+                     d.variant.empty() ? std::string() : " @" + d.variant,
+                     d.family.empty() ? std::string() : " (" + d.family + ")", peaks, format_bytes(d.memory_bytes),
+                     format_bandwidth(d.memory_bandwidth_Bps));
   out << fmt::format("  host     {}: {} cores, {}/s, {} at {}\n", s.node.cpu.name, s.node.cpu.cores,
                      format_flops(s.node.cpu.peak_flops), format_bytes(s.node.cpu.memory_bytes),
                      format_bandwidth(s.node.cpu.memory_bandwidth_Bps));
@@ -148,7 +163,8 @@ std::string format_cluster_table(const Cluster& c) {
                        format_bandwidth(s.network.nic_link.bandwidth_Bps), format_seconds(s.network.nic_link.latency_s),
                        format_seconds(s.network.switch_latency_s));
   if (s.network.kind == NetworkKind::kFatTree)
-    out << fmt::format(", {} nodes per leaf, oversubscription {}", s.network.nodes_per_leaf, s.network.oversubscription);
+    out << fmt::format(", {} nodes per leaf{}, oversubscription {}", s.network.nodes_per_leaf,
+                       s.network.rail_optimized ? " and rail (rail-optimised)" : "", s.network.oversubscription);
   if (s.network.kind != NetworkKind::kNone && s.network.has_nic_range())
     out << fmt::format("; the NIC rate is assumed, within {} to {} (predict shows both ends)",
                        format_bandwidth(s.network.nic_bandwidth_low_Bps),

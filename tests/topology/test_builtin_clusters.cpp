@@ -113,18 +113,18 @@ TEST_CASE("network rates of the other K80 clusters", "[topology]") {
 }
 
 TEST_CASE("DGX H200: NVSwitch between GPUs, one NIC per GPU across nodes", "[topology]") {
-  const Cluster c(load_cluster_spec("dgx-h200"), 8);
+  const Cluster c(load_cluster_spec("dgx-h200"), 40);
   CHECK(c.spec().node.device.peak_flops_half == Approx(989e12));
   CHECK(route_names(c, c.device_vertex(0, 0), c.device_vertex(0, 5)) ==
         std::vector<std::string>{"node0/gpu0", "node0/nvswitch", "node0/gpu5"});
   CHECK(c.route(c.device_vertex(0, 0), c.device_vertex(0, 5)).bottleneck_Bps == 450e9);
-  const auto path = route_names(c, c.device_vertex(1, 3), c.device_vertex(6, 3));
+  const auto path = route_names(c, c.device_vertex(1, 3), c.device_vertex(36, 3));
   CHECK(std::find(path.begin(), path.end(), "node1/nic3") != path.end());
-  CHECK(std::find(path.begin(), path.end(), "node6/nic3") != path.end());
-  CHECK(std::find(path.begin(), path.end(), "net/spine") != path.end());  // 4 nodes per leaf: nodes 1 and 6 differ
-  CHECK(c.route(c.device_vertex(1, 3), c.device_vertex(6, 3)).bottleneck_Bps == 50e9);
-  CHECK(c.leaf_of_node(0) == c.leaf_of_node(3));
-  CHECK(c.leaf_of_node(0) != c.leaf_of_node(4));
+  CHECK(std::find(path.begin(), path.end(), "node36/nic3") != path.end());
+  CHECK(std::find(path.begin(), path.end(), "net/spine") != path.end());  // 32 nodes per unit: nodes 1 and 36 differ
+  CHECK(c.route(c.device_vertex(1, 3), c.device_vertex(36, 3)).bottleneck_Bps == 50e9);
+  CHECK(c.leaf_of_node(0) == c.leaf_of_node(31));
+  CHECK(c.leaf_of_node(0) != c.leaf_of_node(32));
 }
 
 TEST_CASE("DGX H100: the DGX H200's system with H100 SXM GPUs (80 GB at 3.35 TB/s)", "[topology]") {
@@ -139,7 +139,6 @@ TEST_CASE("DGX H100: the DGX H200's system with H100 SXM GPUs (80 GB at 3.35 TB/
   CHECK(c.spec().node.device.memory_bytes < h200.spec().node.device.memory_bytes);
   CHECK(c.route(c.device_vertex(0, 0), c.device_vertex(0, 5)).bottleneck_Bps == 450e9);
   CHECK(c.route(c.device_vertex(1, 3), c.device_vertex(6, 3)).bottleneck_Bps == 50e9);
-  CHECK(c.leaf_of_node(0) != c.leaf_of_node(4));
 }
 
 TEST_CASE("local-cpu: one device per hardware thread, shared memory between them", "[topology]") {
@@ -171,4 +170,57 @@ TEST_CASE("block placement of ranks", "[topology]") {
     CHECK(v.local_index == r % 8);
   }
   CHECK_THROWS_AS(c.rank_device_vertex(24), InternalError);
+}
+
+TEST_CASE("DGX-1: consecutive GPUs form a ring over NVLink, the cube-mesh's other pairs are NVLinked or on PCIe", "[topology]") {
+  const Cluster c(load_cluster_spec("dgx-1-v100-16gb"), 1);
+  CHECK(c.spec().node.device.name == "V100-SXM2-16GB");
+  for (int k = 0; k < 8; ++k) {
+    INFO("gpu" << k << " -> gpu" << (k + 1) % 8);
+    const Route r = c.route(c.device_vertex(0, k), c.device_vertex(0, (k + 1) % 8));
+    CHECK(r.edges.size() == 1);  // a direct NVLink
+    CHECK(r.bottleneck_Bps >= 25e9);
+  }
+  // Each GPU uses all six of its NVLink 2 links (25 GB/s each, hardware.md §2a): 150 GB/s per direction in all.
+  for (int g = 0; g < 8; ++g) {
+    double nvlink = 0.0;
+    for (const Edge& e : c.edges())
+      if (e.kind == "nvlink" && (e.a == c.device_vertex(0, g) || e.b == c.device_vertex(0, g))) nvlink += e.link.bandwidth_Bps;
+    CHECK(nvlink == Approx(150e9));
+  }
+  // Physical GPUs 0 and 7 (ours 0 and 4) have no NVLink: PCIe and the host.
+  CHECK(c.route(c.device_vertex(0, 0), c.device_vertex(0, 4)).bottleneck_Bps == Approx(15.75e9));
+}
+
+TEST_CASE("DGX A100, DGX-2 and PCIe servers: NVSwitch or PCIe inside, a NIC per GPU or per pair", "[topology]") {
+  const Cluster a100(load_cluster_spec("dgx-a100"), 2);
+  CHECK(a100.spec().node.device.name == "A100-SXM4-80GB");
+  CHECK(a100.route(a100.device_vertex(0, 0), a100.device_vertex(0, 7)).bottleneck_Bps == Approx(300e9));
+  CHECK(a100.route(a100.device_vertex(0, 3), a100.device_vertex(1, 3)).bottleneck_Bps == Approx(25e9));  // HDR 200
+  CHECK(load_cluster_spec("dgx-a100-40gb").node.device.memory_bytes == Approx(40e9));
+  const Cluster dgx2h(load_cluster_spec("dgx-2h"), 1);
+  CHECK(dgx2h.devices_per_node() == 16);
+  CHECK(dgx2h.spec().node.device.variant == "450W");
+  CHECK(dgx2h.route(dgx2h.device_vertex(0, 0), dgx2h.device_vertex(0, 15)).bottleneck_Bps == Approx(150e9));
+  const Cluster l40s(load_cluster_spec("pcie-l40s-x8"), 1);
+  CHECK(l40s.route(l40s.device_vertex(0, 0), l40s.device_vertex(0, 1)).bottleneck_Bps == Approx(31.5e9));
+  CHECK(l40s.route(l40s.device_vertex(0, 0), l40s.device_vertex(0, 7)).edges.size() == 4);  // up and over the host
+}
+
+TEST_CASE("rail-optimised fat trees: GPU i of two nodes of a unit meet at rail i's leaf, other pairs at the spine",
+          "[topology]") {
+  const Cluster c(load_cluster_spec("dgx-h100"), 64);  // two scalable units of 32 nodes
+  const auto switches_on = [&](int a_node, int a_gpu, int b_node, int b_gpu) {
+    const Route r = c.route(c.device_vertex(a_node, a_gpu), c.device_vertex(b_node, b_gpu));
+    int n = 0;
+    for (int v : c.route_vertices(c.device_vertex(a_node, a_gpu), r))
+      n += c.vertices().at(static_cast<size_t>(v)).kind == VertexKind::kNetworkSwitch;
+    return n;
+  };
+  CHECK(switches_on(0, 3, 31, 3) == 1);  // same rail, same unit: one leaf
+  CHECK(switches_on(0, 3, 32, 3) == 3);  // another unit: leaf, spine, leaf
+  // Another rail: over the spine, or (as short) on rail 3 to node 31 and through its host to its GPU 4.
+  CHECK(switches_on(0, 3, 31, 4) >= 1);
+  CHECK(c.leaf_of_node(0) == c.leaf_of_node(31));
+  CHECK(c.leaf_of_node(0) != c.leaf_of_node(32));
 }

@@ -238,9 +238,10 @@ TEST_CASE("describe: links and representative routes", "[topology]") {
   CHECK_THAT(table, Catch::Contains("aws-p2.8xlarge") && Catch::Contains("other_node") &&
                         Catch::Contains("1.25 GB/s") && Catch::Contains("node0/gpu0 <-> node0/board0"));
 
-  const Json dgx = describe_cluster_json(Cluster(load_cluster_spec("dgx-h200"), 8));
+  const Json dgx = describe_cluster_json(Cluster(load_cluster_spec("dgx-h200"), 40));
   bool other_leaf = false;
   for (const Json& r : dgx["routes"]) other_leaf |= r["pair"] == "other_leaf";
   CHECK(other_leaf);
   CHECK(dgx["network"]["oversubscription"] == 1.0);
+  CHECK(dgx["network"]["rail_optimized"] == true);
 }
