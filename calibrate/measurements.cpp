@@ -1,6 +1,9 @@
 // Reading measurements files (format in measurements.hpp and ../shared/spec.md).
 #include "calibrate/measurements.hpp"
 
+#include "calibrate/systems.hpp"
+#include "plan/algorithm.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -113,6 +116,29 @@ void read_kvstore(MeasuredRun& r, std::vector<std::string>& ignored) {
   r.notes.push_back({at, fmt::format("scheme field \"kvstore\": \"{}\" read as MXNet's {} kvstore: {}", kv, kv, what)});
 }
 
+// MXNet's device kvstore written as a scheme of its own ("kvstore_device"): the spec's parameter server on the GPUs.
+// A published all-reduce run's "algorithm" as its source gives it: "nccl" or prose ("not stated in logs") where the
+// framework left the choice to NCCL, read as the ring (NCCL's algorithm for the bandwidth-bound gradient buckets of
+// one node and of small clusters), with a note. The scheme's other fields are read as written.
+Json read_allreduce_algorithm(const JsonObject& o, MeasuredRun& r) {
+  Json scheme = o.get_object("scheme").raw();
+  if (scheme.is_object() && scheme.value("name", "") == "kvstore_device") {  // MXNet's kvstore 'device'
+    r.notes.push_back({o.path_of("scheme") + "/name",
+                       "scheme \"kvstore_device\" read as MXNet's device kvstore: a parameter server on the GPUs"});
+    return Json{{"name", "ps"}, {"placement", "device"}};
+  }
+  if (!scheme.is_object() || scheme.value("name", "") != "allreduce" || !scheme.contains("algorithm") ||
+      !scheme["algorithm"].is_string())
+    return scheme;
+  const std::string algorithm = scheme["algorithm"].get<std::string>();
+  const auto known = plan::algorithm_names(plan::flat_allreduce_algorithms());
+  if (algorithm == "hierarchical" || std::find(known.begin(), known.end(), algorithm) != known.end()) return scheme;
+  scheme["algorithm"] = "ring";
+  r.notes.push_back({o.path_of("scheme") + "/algorithm",
+                     fmt::format("all-reduce algorithm \"{}\" read as NCCL's ring", algorithm)});
+  return scheme;
+}
+
 // "precision" as the spec's tables write it (fp32, tf32, amp_fp16, amp_bf16, fp16, bf16); null where the source does
 // not state it: MLPerf's ResNet-50 logs (source_type "mlperf_training_log"), whose submissions train in mixed
 // precision, are read as fp16 and the others as fp32, each with a note.
@@ -138,12 +164,19 @@ MeasuredRun read_run(const Json& value, const std::string& file, const std::stri
   r.id = o.get_string("id");
   if (r.id.empty()) o.fail("id", "a non-empty run id");
   r.source = o.get_string("source", "");
-  r.cluster = o.get_string("cluster");
-  if (r.cluster.empty()) o.fail("cluster", "a built-in cluster name or a cluster file path");
-  r.cluster = resolve_name(r, "cluster", r.cluster, topology::is_builtin_cluster, topology::builtin_cluster_spelled);
-  if (!is_path(r.cluster) && !topology::is_builtin_cluster(r.cluster))
-    o.fail("cluster", fmt::format("a built-in cluster ({}) or the path of a cluster file (got \"{}\")",
-                                  fmt::join(topology::builtin_cluster_names(), ", "), r.cluster));
+  if (!o.has("cluster")) {
+    ResolvedCluster resolved = resolve_system(o);
+    r.cluster = resolved.name;
+    r.cluster_spec = std::move(resolved.spec);
+    r.notes.push_back({path + "/system", resolved.note});
+  } else {
+    r.cluster = o.get_string("cluster");
+    if (r.cluster.empty()) o.fail("cluster", "a built-in cluster name or a cluster file path");
+    r.cluster = resolve_name(r, "cluster", r.cluster, topology::is_builtin_cluster, topology::builtin_cluster_spelled);
+    if (!is_path(r.cluster) && !topology::is_builtin_cluster(r.cluster))
+      o.fail("cluster", fmt::format("a built-in cluster ({}) or the path of a cluster file (got \"{}\")",
+                                    fmt::join(topology::builtin_cluster_names(), ", "), r.cluster));
+  }
   r.model = o.get_string("model");
   if (r.model.empty()) o.fail("model", "a built-in model name or a model file path");
   r.model = resolve_name(r, "model", r.model, models::is_builtin_model, models::builtin_model_spelled);
@@ -156,9 +189,10 @@ MeasuredRun read_run(const Json& value, const std::string& file, const std::stri
   if (o.has("input")) r.input = read_input(o);
   if (o.has("classes")) r.classes = o.get_int("classes", std::nullopt, 1, 1000000);
   std::vector<std::string> ignored;
-  r.scheme = plan::parse_scheme(o.get_object("scheme"), &ignored);
+  Json scheme = read_allreduce_algorithm(o, r);
+  r.scheme = plan::parse_scheme(JsonObject(scheme, file, o.path_of("scheme")), &ignored);
   r.framework = framework_of_source(r.source);
-  if (o.has("framework")) {  // not a field of the spec: a table's own name is taken, or noted and left out
+  if (o.has("framework") && !o.get_any("framework")->is_null()) {  // a table's own name is taken, or noted
     const std::string named = lower_case(o.get_string("framework"));
     const std::vector<std::string> stacks = sim::builtin_stack_names();
     if (std::find(stacks.begin(), stacks.end(), named) != stacks.end()) {
@@ -340,6 +374,7 @@ plan::Scenario scenario_of(const MeasuredRun& run) {
   s.input = run.input;
   s.classes = run.classes;
   s.cluster = run.cluster;
+  s.cluster_json = run.cluster_spec;
   s.nodes = run.nodes;
   s.gpus_per_node = run.gpus_per_node;
   s.batch_per_gpu = run.batch_per_gpu;

@@ -24,6 +24,9 @@ struct MeasuredRun {
   std::string id;
   std::string source;
   std::string cluster;  // built-in name, or a path resolved against the measurements file
+  // A run without "cluster" that names its machine by system and device (calibrate/systems.hpp): the synthesized
+  // cluster's file JSON where no built-in one fits (its name is `cluster`).
+  std::optional<Json> cluster_spec;
   // Built-in name, or a path resolved against the measurements file. A built-in name is the network the run's
   // framework means by it (sim::StackDescription::network: MXNet's "alexnet" is "alexnet_mxnet").
   std::string model;

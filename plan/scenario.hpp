@@ -186,7 +186,10 @@ struct Scenario {
   std::string model;                // built-in name or path (resolved relative to the scenario file)
   std::optional<std::vector<int64_t>> input;  // override: [C, H, W]
   std::optional<int64_t> classes;   // override
-  std::string cluster;              // built-in name or path
+  std::string cluster;              // built-in name or path (or, with cluster_json, the synthesized cluster's name)
+  // A cluster given as its file's JSON instead of a name (a published run resolved to a synthesized cluster:
+  // calibrate/systems.hpp); load_scenario_cluster_spec reads it in place of `cluster`.
+  std::optional<Json> cluster_json;
   int nodes = 1;
   int gpus_per_node = 0;            // 0: all devices of the node
   int64_t batch_per_gpu = 32;

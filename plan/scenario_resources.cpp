@@ -44,6 +44,9 @@ int servers_at(const Scenario& scenario, int gpus) {
 }
 
 topology::ClusterSpec load_scenario_cluster_spec(const Scenario& scenario) {
+  if (scenario.cluster_json)
+    return topology::parse_cluster_spec(*scenario.cluster_json,
+                                        fmt::format("{} (cluster \"{}\", synthesized)", scenario.file, scenario.cluster));
   if (!topology::is_builtin_cluster(scenario.cluster) && !std::filesystem::exists(scenario.cluster))
     throw InputError(scenario.file, scenario.path_of("/cluster"),
                      fmt::format("a built-in cluster ({}) or an existing cluster file (got \"{}\")",
