@@ -61,6 +61,17 @@ struct ComputeOp {
   double parallel_elements = 0.0;  // 0: not a GEMM-like op
   int out_h = 0, out_w = 0;        // convolution: output height and width (Winograd's tiles cover them)
   int64_t in_channels = 0, out_channels = 0;  // convolution: its channels (a Winograd workspace's size)
+  // A grouped convolution (groups > 1): the fewer of its input and output channels per group (1: depthwise). Tensor
+  // cores need several channels per group (sim/calibration.hpp: cuda_core_op); 0 for every other layer (an ungrouped
+  // convolution with few channels, a stem's 3, pads them for the tensor cores).
+  int64_t channels_per_group = 0;
+  // The kernels the op launches, each paying the device's per-kernel cost: 1, or 3 for a tensor-core convolution
+  // that transposes its NCHW input and output (Kernels::nchw_transposes).
+  int kernels = 1;
+  // The largest single tensor the op reads or writes (an activation or its gradient, the batch included, at the run's
+  // element size): whether its data can stay in the device's L2 cache between one kernel and the next
+  // (sim/calibration.hpp: l2_gain). 0 when not a layer op.
+  double tensor_bytes = 0.0;
 };
 
 enum class CollectivePurpose { kGradients, kPsPushPull, kActivationGather, kGradientScatter, kLocalAggregation };

@@ -44,6 +44,7 @@ uint64_t item_hash(int parent, const Item& it) {
   h = mix(mix(h, bits(op.flops)), bits(op.bytes));
   h = mix(mix(h, static_cast<uint64_t>(op.samples)), bits(op.parallel_elements));
   h = mix(mix(h, static_cast<uint64_t>(op.out_h)), static_cast<uint64_t>(op.out_w));
+  h = mix(mix(h, static_cast<uint64_t>(op.kernels)), static_cast<uint64_t>(op.channels_per_group));
   for (int d : it.deps) h = mix(h, static_cast<uint64_t>(d));
   return h;
 }
@@ -161,7 +162,9 @@ static void set_op_shape(ComputeOp& op, const models::Model& model, const models
     op.out_w = static_cast<int>(L.out.w);
     op.in_channels = in.c;
     op.out_channels = L.out.c;
-    const double groups = static_cast<double>(std::max<int64_t>(L.conv.groups, 1));
+    const int64_t g = std::max<int64_t>(L.conv.groups, 1);
+    if (g > 1) op.channels_per_group = std::min(in.c, L.out.c) / g;
+    const double groups = static_cast<double>(g);
     switch (op.phase) {
       case Phase::kForward: reduction = static_cast<double>(in.c) / groups * op.kernel_hw; break;
       case Phase::kBackwardInput: reduction = static_cast<double>(L.out.c) / groups * op.kernel_hw; break;
@@ -204,6 +207,10 @@ ComputeOp layer_op(const models::Model& model, int layer, Phase phase, double sa
   // reads both again to write dx (backward-input: x, dy, dx). Eight passes over the activation in all.
   if (L.kind == models::LayerKind::kBatchNorm && phase != Phase::kBackwardWeight) op.bytes += in_bytes * samples;
   op.bytes *= static_cast<double>(element_bytes) / 4.0;  // the sizes above are fp32's
+  double largest = static_cast<double>(L.activation_bytes) * fraction;
+  for (int i : L.inputs)
+    largest = std::max(largest, static_cast<double>(model.layers.at(static_cast<size_t>(i)).activation_bytes));
+  op.tensor_bytes = largest * samples * static_cast<double>(element_bytes) / 4.0;
   return op;
 }
 
@@ -287,7 +294,8 @@ bool operator==(const ComputeOp& a, const ComputeOp& b) {
   return a.phase == b.phase && a.layer == b.layer && a.layer_class == b.layer_class && a.flops == b.flops &&
          a.bytes == b.bytes && a.samples == b.samples && a.kernel_hw == b.kernel_hw && a.stride == b.stride &&
          a.parallel_elements == b.parallel_elements && a.out_h == b.out_h && a.out_w == b.out_w &&
-         a.in_channels == b.in_channels && a.out_channels == b.out_channels;
+         a.in_channels == b.in_channels && a.out_channels == b.out_channels &&
+         a.channels_per_group == b.channels_per_group && a.kernels == b.kernels && a.tensor_bytes == b.tensor_bytes;
 }
 
 bool operator==(const Item& a, const Item& b) {
@@ -351,7 +359,8 @@ uint64_t IterationPlan::hash() const {
     for (const auto& it : p.items) {
       i64(static_cast<int>(it.kind)); i64(static_cast<int>(it.compute.phase)); i64(it.compute.layer);
       i64(static_cast<int>(it.compute.layer_class)); num(it.compute.flops); num(it.compute.bytes);
-      i64(it.compute.samples); i64(it.collective); ints(it.deps);
+      i64(it.compute.samples); i64(it.compute.kernels); i64(it.compute.channels_per_group);
+      i64(it.collective); ints(it.deps);
     }
   }
   ints(program_of);

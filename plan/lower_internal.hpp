@@ -12,6 +12,7 @@
 #include <string>
 #include <unordered_map>
 #include <tuple>
+#include <optional>
 #include <vector>
 
 #include "plan/iteration_plan.hpp"
@@ -89,8 +90,19 @@ ScheduleRecipe reduce_scatter_schedule(int ranks, int64_t elements);  // rank r 
 namespace scaletwin::plan::detail {
 
 // Everything the scheme lowerings share: the inputs, the placement, the per-worker compute items built so far.
+// Which layers have kernels of their own on the scenario's stack (Scenario::kernels), and what their traffic gains,
+// per layer of the model.
+struct KernelPlan {
+  std::vector<bool> fused;              // a ReLU or residual add run inside a batch norm's kernels: no op of its own
+  std::vector<double> fused_in_bytes;   // per sample, fp32: what a batch norm reads beside its input (the add's other
+                                        // input, when it runs the residual sum)
+  std::vector<int> consumers;           // layers reading each layer's output
+};
+KernelPlan plan_kernels(const Kernels& kernels, const models::Model& model);
+
 struct Lowering {
-  Lowering(const Scenario& s, const models::Model& m, PlanBuilder& b) : scenario(s), model(m), builder(b) {}
+  Lowering(const Scenario& s, const models::Model& m, PlanBuilder& b)
+      : scenario(s), model(m), builder(b), kernels(plan_kernels(s.kernels, m)) {}
   const Scenario& scenario;
   const models::Model& model;
   PlanBuilder& builder;
@@ -102,6 +114,7 @@ struct Lowering {
   std::vector<int> data_parallel_layers;          // layers with weights replicated on every worker, backward order
   std::vector<std::vector<int>> grad_ready_item;  // [worker][layer] item after which the layer's gradient is ready
   std::vector<int> backward_end_item;             // [worker] last backward compute item
+  KernelPlan kernels;
 
   int64_t batch() const { return scenario.batch_per_gpu; }
   int workers() const { return gpus; }
@@ -115,6 +128,11 @@ struct Lowering {
 // mixed precision, where activations and the weights' half copy the convolutions read move at 2 bytes a value.
 ComputeOp layer_op(const models::Model& model, int layer, Phase phase, double samples, double fraction = 1.0,
                    int element_bytes = 4);
+// The op of a layer's kernels in one phase as the scenario's stack runs them (layer_op, then: none for a layer fused
+// into a batch norm or whose gradient is its output's, a residual add's or a flatten's; a batch norm reading a fused
+// add's other input; the transposes of tensor-core convolutions on NCHW activations; the sum of the gradients of a
+// layer read by several). nullopt: no kernel.
+std::optional<ComputeOp> kernel_op(const Lowering& l, int layer, Phase phase, double samples, double fraction = 1.0);
 // The optimizer step over `params` fp32 master weights; under mixed precision (element_bytes 2) it also writes their
 // half copy (a 4-byte read and a 2-byte write per weight).
 ComputeOp update_op(double params, Phase phase, int element_bytes = 4);

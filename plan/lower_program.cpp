@@ -109,14 +109,15 @@ void build_worker_program(Lowering& l, ModelParallel& mp, int w) {
   const bool split = mp.first >= 0 && l.gpus > 1;
   auto& ready = l.grad_ready_item[static_cast<size_t>(w)];
 
-  if (l.scenario.training.data == Data::kReal) {
+  if (l.scenario.training.data == Data::kReal && !l.scenario.kernels.prefetch_input) {
     ComputeOp data;
     data.phase = Phase::kData;
     data.samples = l.batch();
     data.bytes = batch * static_cast<double>(model.input.elements()) * 4.0;
     b.compute(e, data);
   }
-  for (int i = 1; i < backbone_end; ++i) b.compute(e, detail::layer_op(model, i, Phase::kForward, batch, 1.0, l.element_bytes()));
+  for (int i = 1; i < backbone_end; ++i)
+    if (auto op = detail::kernel_op(l, i, Phase::kForward, batch)) b.compute(e, *op);
 
   // Model-parallel classifier: each worker computes its slice of neurons for the global batch. An fc layer first
   // gathers its whole input from every worker; the loss gathers whole rows of logits and takes its own samples.
@@ -132,7 +133,7 @@ void build_worker_program(Lowering& l, ModelParallel& mp, int w) {
       fraction[u] = fraction[u - 1];
     std::vector<int> deps;
     if (gathers) deps.push_back(b.comm(e, mp_collective(l, mp, i, false), w, {b.last_compute(e)}));
-    b.compute(e, detail::layer_op(model, i, Phase::kForward, samples[u], fraction[u], l.element_bytes()), deps);
+    if (auto op = detail::kernel_op(l, i, Phase::kForward, samples[u], fraction[u])) b.compute(e, *op, deps);
   }
   // Its backward, last layer first: an fc layer's partial input gradients are summed by a reduce-scatter that
   // leaves each worker the slice its predecessor needs.
@@ -142,21 +143,35 @@ void build_worker_program(Lowering& l, ModelParallel& mp, int w) {
     const size_t u = static_cast<size_t>(i);
     std::vector<int> deps;
     if (pending_scatter >= 0) deps.push_back(pending_scatter);
-    pending_scatter = -1;
-    if (L.has_weights())
-      ready[u] = b.compute(e, detail::layer_op(model, i, Phase::kBackwardWeight, samples[u], fraction[u], l.element_bytes()), deps);
-    b.compute(e, detail::layer_op(model, i, Phase::kBackwardInput, samples[u], fraction[u], l.element_bytes()), deps);
+    bool emitted = false;
+    if (L.has_weights()) {
+      ready[u] = b.compute(e, *detail::kernel_op(l, i, Phase::kBackwardWeight, samples[u], fraction[u]), deps);
+      emitted = true;
+    }
+    if (auto op = detail::kernel_op(l, i, Phase::kBackwardInput, samples[u], fraction[u])) {
+      b.compute(e, *op, deps);
+      emitted = true;
+    }
+    if (emitted) pending_scatter = -1;  // else the next layer's ops wait for it (a flatten has no kernel)
     if (split && L.kind == LayerKind::kFullyConnected)
       pending_scatter = b.comm(e, mp_collective(l, mp, i, true), w, {b.last_compute(e)});
   }
   // Backward of the backbone.
+  // A pending reduce-scatter holds back the first op emitted after it (a layer without a kernel passes it on).
   for (int i = backbone_end - 1; i >= 1; --i) {
     std::vector<int> deps;
     if (pending_scatter >= 0) deps.push_back(pending_scatter);
-    pending_scatter = -1;
-    if (model.layers[static_cast<size_t>(i)].has_weights())
-      ready[static_cast<size_t>(i)] = b.compute(e, detail::layer_op(model, i, Phase::kBackwardWeight, batch, 1.0, l.element_bytes()), deps);
-    if (needs_input_gradient(model, i)) b.compute(e, detail::layer_op(model, i, Phase::kBackwardInput, batch, 1.0, l.element_bytes()), deps);
+    bool emitted = false;
+    if (model.layers[static_cast<size_t>(i)].has_weights()) {
+      ready[static_cast<size_t>(i)] = b.compute(e, *detail::kernel_op(l, i, Phase::kBackwardWeight, batch), deps);
+      emitted = true;
+    }
+    if (needs_input_gradient(model, i))
+      if (auto op = detail::kernel_op(l, i, Phase::kBackwardInput, batch)) {
+        b.compute(e, *op, deps);
+        emitted = true;
+      }
+    if (emitted) pending_scatter = -1;
   }
   l.backward_end_item[static_cast<size_t>(w)] = b.last_compute(e);
 }

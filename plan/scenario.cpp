@@ -373,8 +373,9 @@ Scenario parse_scenario(const Json& json, const std::string& file) {
   s.gpus_per_node = static_cast<int>(obj.get_int("gpus_per_node", 0, 0, 4096));
   s.batch_per_gpu = obj.get_int("batch_per_gpu", 32, 1, 1 << 20);
   s.scheme = obj.has("scheme") ? parse_scheme(obj.get_object("scheme")) : Scheme{};
-  if (obj.has("framework"))
-    s.framework = obj.get_enum("framework", {"tensorflow", "mxnet", "mpi", "nccl"}, std::string("tensorflow"));
+  if (obj.has("framework")) s.framework = obj.get_enum("framework", framework_names(), std::string("tensorflow"));
+  s.framework_version = obj.get_string("framework_version", "");
+  s.xla = obj.get_bool("xla", false);
   if (obj.has("sweep")) {
     const JsonObject sweep = obj.get_object("sweep");
     sweep.ignore("comment");
@@ -431,6 +432,11 @@ const char* precision_name(Precision p) {
 Data data_from_name(const std::string& name) {
   ST_ASSERT(name == "real" || name == "synthetic", "data: \"" + name + "\" was not checked");
   return name == "real" ? Data::kReal : Data::kSynthetic;
+}
+
+const std::vector<std::string>& framework_names() {
+  static const std::vector<std::string> names = {"mpi", "mxnet", "nccl", "paddle", "pytorch", "tensorflow"};
+  return names;
 }
 
 const std::vector<std::string>& precision_names() {

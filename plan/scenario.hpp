@@ -123,6 +123,8 @@ const char* data_name(Data d);
 const char* precision_name(Precision p);
 Data data_from_name(const std::string& name);            // a name get_enum has checked
 Precision precision_from_name(const std::string& name);  // idem (the aliases amp_fp16 and amp_bf16 included)
+// The software stacks a scenario may name as its "framework" (stacks/*.json: sim/stacks.hpp checks they agree).
+const std::vector<std::string>& framework_names();
 // The names get_enum accepts: fp32, tf32, bf16, fp16, amp_bf16, amp_fp16.
 const std::vector<std::string>& precision_names();
 // Bytes of one activation value: 2 under mixed precision (bf16, fp16), else 4.
@@ -176,6 +178,23 @@ struct Fault {
   std::string json_path;           // "/faults/2", for errors found later (a selector matching no link)
 };
 
+// How the software stack runs a layer's kernels on a GPU (sim::apply_stack_defaults fills it from stacks/*.json and a
+// measured run's software fields; plan::lower reads it). Fused layers have no kernels of their own: cuDNN's batch
+// norm + activation kernels (MXNet's fused BN-ReLU, PaddlePaddle's fuse_bn_act_ops, XLA) run a ReLU inside the batch
+// norm's kernels, and the batch norm + add + activation ones (MXNet's BatchNormAddRelu, fuse_bn_add_act_ops) the
+// residual sum and its ReLU too. nchw_transposes: activations kept NCHW while the tensor cores want NHWC, so cuDNN
+// transposes each convolution's input and output in both directions around its tensor-core kernel.
+struct Kernels {
+  bool fuse_bn_relu = false;
+  bool fuse_bn_add_relu = false;
+  bool nchw_transposes = false;
+  // The input pipeline copies each batch to the device ahead of its step, on a copy engine beside the kernels
+  // (PyTorch's DataLoader with pinned memory, DALI, MXNet's and TensorFlow's prefetching to the GPU): the upload is off
+  // the step's critical path. false: each step uploads its batch before computing (TensorFlow 1.x's feeds of 2017).
+  bool prefetch_input = false;
+  std::string source;  // what set them ("stack pytorch, container 20.06"), for describe
+};
+
 struct Scenario {
   std::string file;                 // where it came from ("" for built-in)
   // Where its fields sit in that file: "" for a scenario file, "/runs/3" for a measured run (calibrate's
@@ -200,6 +219,11 @@ struct Scenario {
   std::vector<int> sweep_gpus;      // GPU counts for predict; empty: nodes * gpus_per_node only
   Training training;
   std::vector<Fault> faults;        // what-if faults for predict (issue 10); empty: a healthy cluster
+  Kernels kernels;                  // the stack's kernels (above); set by sim::apply_stack_defaults
+  // The framework's release where it matters (an NGC container "20.06"; a measured run's container), and whether
+  // TensorFlow compiles with XLA: the stack's rules for kernels read them (stacks/*.json). "" and false: unknown.
+  std::string framework_version;
+  bool xla = false;
 
   // The JSON path of one of its fields ("/nodes" -> "/runs/3/nodes" for a measured run).
   std::string path_of(const std::string& field) const { return json_path + field; }

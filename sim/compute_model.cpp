@@ -22,7 +22,12 @@ double peak_flops_for(const topology::DeviceType& d, plan::Precision p) {
 }
 
 Processor device_processor(const topology::DeviceType& d, const Arithmetic& a) {
-  return Processor{d.name, peak_flops_for(d, effective_precision(d, a)), d.memory_bandwidth_Bps, false};
+  Processor p{d.name, peak_flops_for(d, effective_precision(d, a)), d.memory_bandwidth_Bps, false};
+  p.family = d.family;
+  p.precision = effective_precision(d, a);
+  p.vector_flops = d.peak_flops;
+  p.l2_bytes = d.l2_bytes;
+  return p;
 }
 
 Processor cpu_processor(const topology::HostCpu& c) {
@@ -73,24 +78,31 @@ void note_upload_links(std::vector<Processor>& per_endpoint, const plan::Iterati
 }
 
 double ComputeModel::op_time_s(const plan::ComputeOp& op, const Processor& p) const {
-  return op_time_s(op, p, calibration_.device(p.name));
+  return op_time_s(op, p, calibration_.device(p.name, p.family));
 }
 
 double ComputeModel::op_time_s(const plan::ComputeOp& op, const Processor& p, const DeviceEfficiency& eff) const {
-  double t = 0.0;
-  if (op.flops > 0.0 && p.peak_flops > 0.0)
-    t = op.flops / (p.peak_flops * eff.for_op(op));
+  return op_parts(op, p, eff).total_s;
+}
+
+OpParts ComputeModel::op_parts(const plan::ComputeOp& op, const Processor& p, const DeviceEfficiency& eff) const {
+  OpParts out;
+  const double peak = cuda_core_op(op) && p.vector_flops > 0.0 ? p.vector_flops : p.peak_flops;
+  if (op.flops > 0.0 && peak > 0.0) out.math_s = op.flops / (peak * eff.for_op(op, p.precision));
+  double t = out.math_s;
   if (op.bytes > 0.0 && p.memory_bandwidth_Bps > 0.0) {
-    const double memory_s = op.bytes / (p.memory_bandwidth_Bps * eff.memory);
+    const bool cached = eff.l2_gain > 0.0 && op.tensor_bytes > 0.0 && op.tensor_bytes <= p.l2_bytes;
+    out.memory_s = op.bytes / (p.memory_bandwidth_Bps * eff.memory * (cached ? 1.0 + eff.l2_gain : 1.0));
     // A GPU's convolution or GEMM streams its operands through DRAM (a K80's L2 holds 1.5 MB) and does not hide
     // that traffic behind its arithmetic: the two add (Paleo's read + compute + write). On a host CPU the
     // operands of a layer sit in its caches, and the roofline's larger term bounds the op.
-    t = t > 0.0 && !p.is_cpu && op.layer_class != models::LayerClass::kMemory ? t + memory_s : std::max(t, memory_s);
+    t = t > 0.0 && !p.is_cpu && op.layer_class != models::LayerClass::kMemory ? t + out.memory_s
+                                                                               : std::max(t, out.memory_s);
   }
   const bool upload = op.phase == plan::Phase::kData && real_data_;
   if (upload && p.upload_Bps > 0.0) t = std::max(t, op.bytes / p.upload_Bps);  // the batch over PCIe
-  t += eff.op_overhead_s;
-  t += eff.dispatch_s;  // the framework's dispatch, which the device does not overlap (compute_model.hpp)
+  out.overhead_s = eff.op_overhead_s * op.kernels + eff.dispatch_s;  // the framework's dispatch is not overlapped
+  t += out.overhead_s;
   if (upload) t += static_cast<double>(op.samples) * calibration_.input_cost_per_image_s;
   // A server's cost per byte of gradient it applies is its host threads' (calibration.hpp); on a device the
   // roofline above is the whole of it.
@@ -98,18 +110,19 @@ double ComputeModel::op_time_s(const plan::ComputeOp& op, const Processor& p, co
     t += op.bytes / plan::kUpdateTrafficPerGradientByte * calibration_.ps_cost_per_byte_s;
     t *= p.sharing_servers;  // the node's cores and memory, shared with the servers updating beside it
   }
-  return t * (1.0 + eff.shared_node_slowdown * p.co_runners);
+  out.total_s = t * (1.0 + eff.shared_node_slowdown * p.co_runners);
+  return out;
 }
 
 double ComputeModel::reduce_time_s(double bytes, const Processor& p, bool server) const {
-  const DeviceEfficiency& eff = calibration_.device(p.name);
+  const DeviceEfficiency& eff = calibration_.device(p.name, p.family);
   double t = p.memory_bandwidth_Bps > 0.0 ? 3.0 * bytes / (p.memory_bandwidth_Bps * eff.memory) : 0.0;
   if (server && p.is_cpu) t = (t + bytes * calibration_.ps_cost_per_byte_s) * p.sharing_servers;
   return t;
 }
 
 double ComputeModel::copy_time_s(double bytes, const Processor& p) const {
-  const DeviceEfficiency& eff = calibration_.device(p.name);
+  const DeviceEfficiency& eff = calibration_.device(p.name, p.family);
   return p.memory_bandwidth_Bps > 0.0 ? 2.0 * bytes / (p.memory_bandwidth_Bps * eff.memory) : 0.0;
 }
 

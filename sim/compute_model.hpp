@@ -1,9 +1,12 @@
 // The compute model: how long one ComputeOp of an IterationPlan takes on a device or a host CPU.
 //
-//   t_math   = flops / (peak_flops * efficiency[layer class](flops / bytes))
+//   t_math   = flops / (peak * efficiency[layer class](flops / bytes)), the peak and efficiency of the op's units: the
+//              precision's (tensor cores for tf32, bf16, fp16), or the FP32 CUDA cores' for a depthwise or narrow
+//              grouped convolution (calibration.hpp: cuda_core_op)
 //   t_memory = bytes / (memory_bandwidth * efficiency.memory)
-//   t_device = t_math + t_memory + op_overhead_s       a convolution or GEMM on a device (a GPU)
-//   t_device = max(t_math, t_memory) + op_overhead_s   any other op, and every op on a host CPU
+//   t_device = t_math + t_memory + k · op_overhead_s       a convolution or GEMM on a device (a GPU)
+//   t_device = max(t_math, t_memory) + k · op_overhead_s   any other op, and every op on a host CPU
+//   (k: the kernels the op launches, plan::ComputeOp::kernels)
 //   t = t_device + dispatch_s
 //
 // A GPU's convolution and GEMM kernels stream their operands and results through DRAM (a K80's L2 holds 1.5 MB,
@@ -40,7 +43,7 @@ namespace scaletwin::sim {
 
 // What a processor offers to the compute model.
 struct Processor {
-  std::string name;  // the key into Calibration::devices
+  std::string name;  // the device's name (Calibration::device looks it up, then its family)
   double peak_flops = 0.0;  // convolutions' and GEMMs' peak at the run's effective precision (its tensor cores')
   double memory_bandwidth_Bps = 0.0;
   bool is_cpu = false;
@@ -52,6 +55,10 @@ struct Processor {
   // A device worker's share of its route from the node's host memory, over which a real-data batch is uploaded
   // each iteration (see note_upload_links); 0: none (a host CPU's batch is already in its memory).
   double upload_Bps = 0.0;
+  std::string family = "";      // the device's architecture family ("ampere"; "" for a host CPU or an unnamed one)
+  plan::Precision precision = plan::Precision::kFp32;  // the effective precision of its convolutions and GEMMs
+  double vector_flops = 0.0;    // its FP32 CUDA-core peak: depthwise and grouped convolutions (cuda_core_op)
+  double l2_bytes = 0.0;        // its L2 cache: an op whose tensors fit moves them at the L2's gain (l2_gain)
 };
 
 // The arithmetic of a run: its precision (plan::Precision), and whether its software stack runs fp32 convolutions and
@@ -81,6 +88,14 @@ void note_co_runners(std::vector<Processor>& per_endpoint, const plan::Iteration
 void note_upload_links(std::vector<Processor>& per_endpoint, const plan::IterationPlan& plan,
                        const topology::Cluster& cluster);
 
+// One op's time and its parts (ComputeModel::op_parts): total_s is what op_time_s charges.
+struct OpParts {
+  double math_s = 0.0;      // the arithmetic at the op's unit's peak and efficiency
+  double memory_s = 0.0;    // its traffic at the memory's bandwidth and efficiency
+  double overhead_s = 0.0;  // the device's per-kernel cost and the framework's dispatch
+  double total_s = 0.0;
+};
+
 class ComputeModel {
  public:
   ComputeModel(Calibration calibration, bool real_data) : calibration_(std::move(calibration)), real_data_(real_data) {}
@@ -88,6 +103,7 @@ class ComputeModel {
   double op_time_s(const plan::ComputeOp& op, const Processor& p) const;
   // The same with p's efficiencies already looked up (calibration().device(p.name)): for loops over many ops.
   double op_time_s(const plan::ComputeOp& op, const Processor& p, const DeviceEfficiency& eff) const;
+  OpParts op_parts(const plan::ComputeOp& op, const Processor& p, const DeviceEfficiency& eff) const;
   const Calibration& calibration() const { return calibration_; }
   // Time to reduce `bytes` into a buffer (RecvReduce) on p; `server` adds the parameter-server cost per byte (and on
   // a host CPU shares it with the servers beside it: Processor::sharing_servers).

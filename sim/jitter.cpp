@@ -98,7 +98,7 @@ void apply_compute_jitter(report::PointResult& point, const plan::IterationPlan&
       critical = static_cast<int>(e);
   if (critical < 0 || point.iteration_s <= 0.0) return;
   const Processor processor = endpoint_processor(plan.endpoints[static_cast<size_t>(critical)], cluster);
-  const double cv = calibration.device(processor.name).compute_jitter;
+  const double cv = calibration.device(processor.name, processor.family).compute_jitter;
   if (cv <= 0.0) return;
   const int group = synchronous_group_size(plan, critical);
   if (group <= 1) return;

@@ -80,7 +80,55 @@ void parse_ps_defaults(const JsonObject& root, StackDescription& d) {
         root, "ps_device_servers_per_gpu", "why the framework does or does not spread its parameters over every GPU");
 }
 
+// "kernels": the framework's kernels and its rules (stacks.hpp).
+void parse_kernels(const JsonObject& root, StackDescription& d) {
+  if (!root.has("kernels")) return;
+  const JsonObject o = root.get_object("kernels");
+  const JsonObject v = o.get_object("value");
+  d.kernels.fuse_bn_relu = v.get_bool("fuse_bn_relu");
+  d.kernels.fuse_bn_add_relu = v.get_bool("fuse_bn_add_relu");
+  d.kernels.nchw_transposes = v.get_bool("nchw_transposes");
+  d.kernels.prefetch_input = v.get_bool("prefetch_input", false);
+  v.finish();
+  if (o.get_string("source", "").empty()) o.fail("source", "how the framework runs its kernels");
+  if (o.has("rules")) {
+    const Json& rules = o.get_array("rules");
+    for (size_t i = 0; i < rules.size(); ++i) {
+      const JsonObject r(rules[i], o.file(), fmt::format("{}/{}", o.path_of("rules"), i));
+      StackDescription::KernelRule k;
+      k.version_before = r.get_string("version_before", "");
+      k.version_from = r.get_string("version_from", "");
+      if (r.has("xla")) k.xla = r.get_bool("xla");
+      for (auto [key, field] : {std::pair{"fuse_bn_relu", &StackDescription::KernelRule::fuse_bn_relu},
+                                std::pair{"fuse_bn_add_relu", &StackDescription::KernelRule::fuse_bn_add_relu},
+                                std::pair{"nchw_transposes", &StackDescription::KernelRule::nchw_transposes},
+                                std::pair{"prefetch_input", &StackDescription::KernelRule::prefetch_input}})
+        if (r.has(key)) k.*field = r.get_bool(key);
+      if (r.get_string("source", "").empty()) r.fail("source", "where the rule comes from");
+      r.finish();
+      d.kernel_rules.push_back(k);
+    }
+  }
+  o.finish();
+}
+
 }  // namespace
+
+plan::Kernels StackDescription::kernels_for(const std::string& version, bool xla) const {
+  plan::Kernels k = kernels;
+  for (const KernelRule& r : kernel_rules) {
+    if (!r.version_before.empty() && (version.empty() || compare_numbers_or_text(version, r.version_before) >= 0))
+      continue;
+    if (!r.version_from.empty() && (version.empty() || compare_numbers_or_text(version, r.version_from) < 0)) continue;
+    if (r.xla && *r.xla != xla) continue;
+    if (r.fuse_bn_relu) k.fuse_bn_relu = *r.fuse_bn_relu;
+    if (r.fuse_bn_add_relu) k.fuse_bn_add_relu = *r.fuse_bn_add_relu;
+    if (r.nchw_transposes) k.nchw_transposes = *r.nchw_transposes;
+    if (r.prefetch_input) k.prefetch_input = *r.prefetch_input;
+  }
+  k.source = fmt::format("stack {}{}{}", name, version.empty() ? "" : ", release " + version, xla ? ", XLA" : "");
+  return k;
+}
 
 StackDescription parse_stack_description(const Json& json, const std::string& file) {
   const JsonObject root = JsonObject::root(json, file);
@@ -94,6 +142,7 @@ StackDescription parse_stack_description(const Json& json, const std::string& fi
   if (root.has("fp32_as_tf32"))
     d.fp32_as_tf32 = sourced_bool(root, "fp32_as_tf32", "whether the framework lets cuDNN and cuBLAS run fp32 as TF32");
   parse_ps_defaults(root, d);
+  parse_kernels(root, d);
   const JsonObject params = root.get_object("parameters");
   for (const std::string& key : stack_parameter_keys()) {
     if (!params.has(key)) params.fail(key, "the stack's " + key + " (a value, or null for none)");
@@ -163,6 +212,12 @@ const StackDescription& find_stack(const std::string& name, const std::string& f
                    fmt::format("a software stack: {} (got \"{}\")", fmt::join(builtin_stack_names(), ", "), name));
 }
 
+void apply_stack_kernels(plan::Scenario& scenario) {
+  if (scenario.framework.empty()) return;
+  scenario.kernels = find_stack(scenario.framework, scenario.file, scenario.path_of("/framework"))
+                         .kernels_for(scenario.framework_version, scenario.xla);
+}
+
 Arithmetic scenario_arithmetic(const plan::Scenario& scenario) {
   Arithmetic a;
   a.precision = scenario.training.precision;
@@ -171,6 +226,7 @@ Arithmetic scenario_arithmetic(const plan::Scenario& scenario) {
 }
 
 bool apply_stack_defaults(plan::Scenario& scenario) {
+  apply_stack_kernels(scenario);
   plan::PsScheme& ps = scenario.scheme.ps;
   if (scenario.framework.empty() || !scenario.scheme.has_servers()) return false;
   const StackDescription& stack = find_stack(scenario.framework, scenario.file, scenario.path_of("/framework"));

@@ -70,6 +70,21 @@ struct StackDescription {
   // and GEMMs as TF32 on devices with TF32 tensor cores (PyTorch's torch.backends.cudnn.allow_tf32, TensorFlow 2.4's
   // default, NVIDIA's NGC containers; sim::Arithmetic).
   bool fp32_as_tf32 = true;
+  // "kernels" (optional; none fused, no transposes when absent): how the framework runs a layer's kernels on a GPU
+  // (plan::Kernels), and rules by release and XLA: {"value": {"fuse_bn_relu": b, "fuse_bn_add_relu": b,
+  // "nchw_transposes": b}, "source": "...", "rules": [{"version_before": "20.12" | "version_from": "18.12" | "xla":
+  // b, "fuse_bn_relu": b, ..., "source": "..."}]}: each rule whose condition the run's framework_version (an NGC
+  // container's YY.MM) and xla meet replaces the fields it names, in order; a release "" (unknown) meets no
+  // version rule.
+  struct KernelRule {
+    std::string version_before, version_from;
+    std::optional<bool> xla;
+    std::optional<bool> fuse_bn_relu, fuse_bn_add_relu, nchw_transposes, prefetch_input;
+  };
+  plan::Kernels kernels;
+  std::vector<KernelRule> kernel_rules;
+  // The kernels of a run of this stack at a release and with or without XLA.
+  plan::Kernels kernels_for(const std::string& version, bool xla) const;
   StackCosts costs() const;        // the values as a calibration's stack entry
   // The built-in model a measured run of this stack that names `model` trained: models' entry, else `model`.
   std::string network(const std::string& model) const;
@@ -98,7 +113,10 @@ std::string run_stack(const plan::Scenario& scenario, const topology::Cluster& c
 // noted in tensors_by. Only a stack the scenario names ("framework") counts: the defaults of run_stack (mpi,
 // tensorflow, nccl) do what the scheme says. Returns whether it changed the scheme. predict, run, describe and every
 // measured run apply it.
+// It also sets the scenario's kernels (plan::Scenario::kernels) from its named stack at its release and XLA
+// (apply_stack_kernels); a scenario without a framework keeps the defaults (no fusion, no transposes).
 bool apply_stack_defaults(plan::Scenario& scenario);
+void apply_stack_kernels(plan::Scenario& scenario);
 // The arithmetic a scenario's run computes in: its precision, and its stack's fp32_as_tf32 (the named framework's;
 // true for the defaults of run_stack, as scaletwin's own CUDA executor runs fp32 convolutions as TF32).
 Arithmetic scenario_arithmetic(const plan::Scenario& scenario);

@@ -32,6 +32,7 @@ struct DeviceType {
   double memory_bytes = 0.0;
   double memory_bandwidth_Bps = 0.0;
   int sms = 0;                      // streaming multiprocessors (0: not given)
+  double l2_bytes = 0.0;            // last-level (L2) cache (0: not given)
   double nvlink_Bps = 0.0;          // all NVLinks of one GPU, per direction (0: none)
   double host_link_Bps = 0.0;       // PCIe to the host, per direction (0: not given)
   double power_w = 0.0;             // the power limit these figures hold at (0: not given)

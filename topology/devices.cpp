@@ -102,7 +102,7 @@ DeviceType parse_device_file(const Json& json, const std::string& origin, const 
   if (d.peak_flops <= 0.0) o.fail("peak", "an \"fp32\" rate (every GPU has one)");
   if (d.memory_bytes <= 0.0) o.fail("memory", "this required field (it is missing)");
   if (d.memory_bandwidth_Bps <= 0.0) o.fail("memory_bandwidth", "this required field (it is missing)");
-  if (o.has("l2")) o.get_quantity("l2", Quantity::kBytes);
+  if (o.has("l2")) d.l2_bytes = o.get_quantity("l2", Quantity::kBytes);
   const JsonObject* chosen = nullptr;
   std::optional<JsonObject> variants;
   if (o.has("variants")) variants.emplace(o.get_object("variants"));

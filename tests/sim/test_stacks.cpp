@@ -57,8 +57,8 @@ TEST_CASE("every built-in stack names each of its costs with bounds and a source
       if (p.fit) CHECK(p.value.has_value());
     }
   }
-  CHECK(names == std::vector<std::string>{"mpi", "mxnet", "nccl", "tensorflow"});
-  CHECK_THROWS_AS(sim::find_stack("pytorch", "s.json", "/framework"), InputError);
+  CHECK(names == std::vector<std::string>{"mpi", "mxnet", "nccl", "paddle", "pytorch", "tensorflow"});
+  CHECK_THROWS_AS(sim::find_stack("caffe", "s.json", "/framework"), InputError);
   // Only the stacks without a cost model of their own beyond per-message costs fit link factors from their runs.
   CHECK(sim::find_stack("mpi").link_factors);
   CHECK(sim::find_stack("nccl").link_factors);
@@ -557,12 +557,11 @@ TEST_CASE("predict names its calibration: shipped by device, none, or a file", "
 }
 
 TEST_CASE("an H100 is predicted with the H200's efficiencies and its own slower memory", "[sim]") {
+  // Both are Hopper: with no entry of their own, both take the family's (not the default's).
   const sim::Calibration defaults = sim::default_calibration();
-  const sim::DeviceEfficiency& h100 = defaults.device("H100-SXM5-80GB");
-  const sim::DeviceEfficiency& h200 = defaults.device("H200-SXM5-141GB");
-  CHECK((h100.conv == h200.conv && h100.matmul == h200.matmul && h100.memory == h200.memory &&
-         h100.op_overhead_s == h200.op_overhead_s));
-  CHECK(&h100 != &defaults.device("default"));
+  CHECK(defaults.device_key("H100-SXM5-80GB", "hopper") == "family:hopper");
+  CHECK(defaults.device_key("H200-SXM5-141GB", "hopper") == "family:hopper");
+  CHECK(defaults.device_key("H200-SXM5-141GB", "") == "default");
   const auto iteration_s = [](const std::string& cluster) {
     const plan::Scenario s = plan::parse_scenario(Json{{"name", "h"}, {"model", "resnet50"}, {"cluster", cluster},
                                                        {"gpus_per_node", 1}, {"batch_per_gpu", 64},
@@ -682,7 +681,7 @@ TEST_CASE("predict says when its sweep goes beyond the scale of the calibration'
 
 TEST_CASE("a step that leans on the dispatch beyond the calibration's support is predicted without it too",
           "[sim]") {
-  // TensorFlow's ResNet-50 (v1) on one K80: the floor adds 13% of the step at batch 32, about 47% at batch 8.
+  // TensorFlow's ResNet-50 (v1) on one K80: the floor adds 13% of the step at batch 32, about 39% at batch 8.
   const auto scenario = [](int batch) {
     return plan::parse_scenario(Json{{"model", "resnet50_v1"}, {"cluster", "aws-p2.xlarge"}, {"batch_per_gpu", batch},
                                      {"framework", "tensorflow"}, {"scheme", {{"name", "allreduce"}}}},
@@ -695,7 +694,7 @@ TEST_CASE("a step that leans on the dispatch beyond the calibration's support is
   REQUIRE(beyond);
   CHECK(beyond->stack == "tensorflow");
   CHECK(beyond->batch_per_gpu == 8);
-  CHECK(beyond->share > 0.4);
+  CHECK(beyond->share > 0.35);
   CHECK(beyond->support == 0.2);
   const sim::Calibration free = sim::without_dispatch(c, "tensorflow");
   CHECK(sim::dispatch_cost(scenario(8), free).added_s == 0.0);
@@ -747,10 +746,10 @@ TEST_CASE("where the stack's workspace cap keeps 3x3 convolutions from Winograd 
   const report::Report r = sim::predict(s, options);
   const report::PointResult& p = r.predictions.at(0);
   CHECK(p.alternatives.at("without_workspace_cap") > 1.2 * p.images_per_sec);
-  CHECK(std::round(10.0 * p.images_per_sec) == 254.0);  // calibrate/README.md: 25.4 within 21.5-40.5
+  CHECK(std::round(10.0 * p.images_per_sec) == 256.0);  // calibrate/README.md: 25.6 within 21.7-40.4
   const auto [lo, hi] = report::interval_ratios(r.interval_log_sd, p);
-  CHECK(std::round(10.0 * p.images_per_sec * lo) == 215.0);
-  CHECK(std::round(10.0 * p.images_per_sec * hi) == 405.0);
+  CHECK(std::round(10.0 * p.images_per_sec * lo) == 217.0);
+  CHECK(std::round(10.0 * p.images_per_sec * hi) == 404.0);
   CHECK(report::interval_ratios(r.interval_log_sd, p).second * p.images_per_sec >
         p.alternatives.at("without_workspace_cap"));
   // Under the cap at batch 8 (its convolutions fit): nothing to cover.
