@@ -263,7 +263,7 @@ void trust_region(const std::vector<Parameter>& params, const sim::Calibration& 
 FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calibration& start,
                           const FitOptions& options) {
   if (runs.empty()) throw InputError("calibrate: no measured runs to fit");
-  Surrogate surrogate(runs);
+  Surrogate surrogate(runs, start);
   const std::vector<Parameter> params = selected_parameters(surrogate, options, start);
   sim::Calibration c = start;
   prepare_start(c, surrogate.exercised(), params);

@@ -3,6 +3,7 @@
 
 #include "calibrate/systems.hpp"
 #include "plan/algorithm.hpp"
+#include "plan/iteration_plan.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -139,6 +140,43 @@ Json read_allreduce_algorithm(const JsonObject& o, MeasuredRun& r) {
   return scheme;
 }
 
+// The release of the framework that ran, as an NGC container's "YY.MM" ("pytorch-20.06", "PyTorch 20.12",
+// "tensorflow:21.02-tf2-py3" are 20.06, 20.12, 21.02): the run's provenance.container or source.container, else the
+// NGC container NVIDIA's submissions used in the run's MLPerf round ("mlperf_round": v0.7 20.06, v1.0 21.05, v1.1
+// 21.09, v2.0 22.04, v2.1 22.09, v3.0 23.04, v3.1 23.09, v4.0 24.04, the rounds' system names' ngcYY.MM); "" when
+// neither says.
+std::string framework_version_of(const Json& raw) {
+  static const std::regex release(R"((\d\d)\.(\d\d))");
+  for (const char* holder : {"provenance", "source"}) {
+    if (!raw.contains(holder) || !raw[holder].is_object()) continue;
+    const Json& c = raw[holder].value("container", Json());
+    std::smatch m;
+    const std::string text = c.is_string() ? c.get<std::string>() : "";
+    if (std::regex_search(text, m, release)) return m[0].str();
+  }
+  static const std::map<std::string, std::string> rounds = {{"v0.7", "20.06"}, {"v1.0", "21.05"}, {"v1.1", "21.09"},
+                                                            {"v2.0", "22.04"}, {"v2.1", "22.09"}, {"v3.0", "23.04"},
+                                                            {"v3.1", "23.09"}, {"v4.0", "24.04"}};
+  const Json& round = raw.value("mlperf_round", Json());
+  if (round.is_string())
+    if (const auto it = rounds.find(round.get<std::string>()); it != rounds.end()) return it->second;
+  return "";
+}
+
+// MLPerf Training's ResNet-50 results of NVIDIA and its partners run NVIDIA's MXNet implementation (the
+// image_classification code of the results directories): a run of source_type "mlperf_training_log" whose framework
+// field names a container, a CUDA release or another framework (the submitters' system files say "NGC MLPerf v2.1",
+// "CUDA 12.0", "PyTorch NVIDIA Release 24.04" for results as fast as the MXNet ones) is read as MXNet's, with a note.
+void read_mlperf_stack(MeasuredRun& r) {
+  if (r.framework == "mxnet" || r.raw.value("source_type", "") != "mlperf_training_log") return;
+  const Json& named = r.raw.value("framework", Json());
+  r.notes.push_back({r.json_path + "/framework",
+                     fmt::format("MLPerf ResNet-50 with framework {} read as the stack mxnet (NVIDIA's MXNet "
+                                 "implementation of the benchmark)",
+                                 named.is_string() ? "\"" + named.get<std::string>() + "\"" : std::string("null"))});
+  r.framework = "mxnet";
+}
+
 // "precision" as the spec's tables write it (fp32, tf32, amp_fp16, amp_bf16, fp16, bf16); null where the source does
 // not state it: MLPerf's ResNet-50 logs (source_type "mlperf_training_log"), whose submissions train in mixed
 // precision, are read as fp16 and the others as fp32, each with a note.
@@ -186,6 +224,11 @@ MeasuredRun read_run(const Json& value, const std::string& file, const std::stri
   r.batch_per_gpu = o.get_int("batch_per_gpu", std::nullopt, 1, 1 << 20);
   r.data = plan::data_from_name(o.get_enum("data", {"synthetic", "real"}, std::string("synthetic")));
   read_precision(o, r);
+  r.framework_version = framework_version_of(r.raw);
+  if (o.has("xla")) {
+    const Json* xla = o.get_any("xla");
+    r.xla = xla->is_boolean() && xla->get<bool>();
+  }
   if (o.has("input")) r.input = read_input(o);
   if (o.has("classes")) r.classes = o.get_int("classes", std::nullopt, 1, 1000000);
   std::vector<std::string> ignored;
@@ -208,6 +251,7 @@ MeasuredRun read_run(const Json& value, const std::string& file, const std::stri
     }
   }
   read_kvstore(r, ignored);
+  read_mlperf_stack(r);
   for (const std::string& at : ignored)
     r.notes.push_back({at, fmt::format("scheme field \"{}\" ignored (not in the scheme vocabulary of "
                                        "../shared/spec.md; the run is simulated from its other fields)",
@@ -360,6 +404,8 @@ Json run_configuration(const MeasuredRun& run) {
               {"precision", plan::precision_name(run.precision)},
               {"scheme", run.scheme.to_json()}};
   if (!run.framework.empty()) key["framework"] = run.framework;
+  if (!run.framework_version.empty()) key["framework_version"] = run.framework_version;
+  if (run.xla) key["xla"] = true;
   if (run.input) key["input"] = *run.input;
   if (run.classes) key["classes"] = *run.classes;
   return key;
@@ -380,6 +426,8 @@ plan::Scenario scenario_of(const MeasuredRun& run) {
   s.batch_per_gpu = run.batch_per_gpu;
   s.scheme = run.scheme;
   s.framework = run.framework;
+  s.framework_version = run.framework_version;
+  s.xla = run.xla;
   s.training.data = run.data;
   s.training.precision = run.precision;
   sim::apply_stack_defaults(s);
@@ -403,6 +451,12 @@ std::string run_field(const MeasuredRun& run, const std::string& field) {
   if (field == "cluster") return run.cluster;
   if (field == "data") return plan::data_name(run.data);
   if (field == "framework") return run.framework;
+  if (field == "framework_version") return run.framework_version;
+  if (field == "precision") return plan::precision_name(run.precision);
+  if (field == "device" || field == "family") {  // the catalogue's name (or family) of the run's device, from its cluster
+    const topology::DeviceType& device = plan::load_scenario_cluster_spec(scenario_of(run)).node.device;
+    return field == "family" ? device.family : device.name;
+  }
   if (field == "scheme") return run.raw.at("scheme").value("name", "");
   if (field == "id") return run.id;
   if (!run.raw.contains(field)) return "";

@@ -41,6 +41,11 @@ struct MeasuredRun {
   // The software stack (sim/stacks.hpp): the run's "framework", else the framework its "source" names
   // (TensorFlow / tf_cnn_benchmarks, MXNet), else "" (the scheme's default).
   std::string framework;
+  // The framework's release where the source names it (an NGC container's "YY.MM": provenance.container or
+  // source.container, else the container of the run's MLPerf round), and whether TensorFlow ran with XLA ("xla"):
+  // the stack's kernel rules read them (sim/stacks.hpp). "" and false: not stated.
+  std::string framework_version;
+  bool xla = false;
   double images_per_sec = 0.0;
   std::optional<double> compute_jitter;  // CV of a worker's compute time per iteration (scaletwin run records it)
   // "phases_per_iteration_s" {"compute", "data"} when the run has both (scaletwin run records them): a worker's
@@ -103,6 +108,7 @@ plan::Scenario scenario_of(const MeasuredRun& run);
 report::RunRecord run_record(const MeasuredRun& run);
 
 // A field of a run as text for grouping and hold-out selection: gpus, nodes, gpus_per_node, batch_per_gpu,
+// framework_version (the release the stack's rules read), precision (as simulated: fp32, tf32, bf16, fp16),
 // model (as the run names it: MXNet's "alexnet" selects its runs, though they simulate alexnet_mxnet), cluster,
 // data, scheme (the scheme's name) or any top-level field of the raw run. "" when absent.
 std::string run_field(const MeasuredRun& run, const std::string& field);

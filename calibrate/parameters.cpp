@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "core/error.hpp"
 #include "sim/stacks.hpp"
@@ -86,50 +87,80 @@ bool parameter_named(const std::string& parameter, const std::vector<std::string
                      [&](const std::string& f) { return parameter == f || parameter.ends_with("/" + f); });
 }
 
+namespace {
+
+// The parameters of device entry `d` that the runs exercise.
+void add_device_parameters(const Exercised& what, const std::string& d, std::vector<Parameter>& out) {
+  using sim::DeviceEfficiency;
+  // Physical bounds (the fit runs to them when the data leave it free, rather than to an unphysical corner):
+  // a direct or GEMM convolution reaches at most the peak; Winograd's F(2x2, 3x3) does 2.25x fewer
+  // multiplications than the direct count, in GEMMs no faster than the direct one's (a gain of 1 to 2.25 over
+  // conv); memory traffic moves at most at the memory's bandwidth; a GPU is half full at between 10^3 and
+  // 2.6x10^5 independent outputs on a K80 (26,624 resident threads, each computing a tile of one to ten
+  // outputs), and a wider GPU holds proportionally more (parallel_half_most).
+  // The efficiencies of the units the runs used (Exercised::device_units; devices noted before units were, in
+  // tests, used FP32): CUDA-core convolutions (conv), tensor cores at TF32 and at fp16/bf16, depthwise and grouped
+  // convolutions on the CUDA cores, each at most the unit's peak.
+  const auto units = what.device_units.find(d);
+  const auto used = [&](const char* unit) {
+    return units == what.device_units.end() ? std::string(unit) == "fp32" : units->second.count(unit) != 0;
+  };
+  if (used("fp32"))
+    out.push_back(device_parameter(d, "conv", 0.01, what.winograd_devices.count(d) != 0 ? 1.0 : 4.0,
+                                   &DeviceEfficiency::conv));
+  for (const auto& [unit, key, member, lo, start] :
+       {std::tuple{"tensor", "conv_tensor", &DeviceEfficiency::conv_tensor, 0.01, 0.5},
+        std::tuple{"tf32", "conv_tf32", &DeviceEfficiency::conv_tf32, 0.01, 0.5},
+        std::tuple{"depthwise", "depthwise", &DeviceEfficiency::depthwise, 1e-3, 0.05},
+        std::tuple{"grouped", "grouped", &DeviceEfficiency::grouped, 1e-3, 0.2}}) {
+    if (!used(unit)) continue;
+    out.push_back(device_parameter(d, key, lo, 1.0, member));
+    out.back().start_if_unset = start;
+  }
+  out.push_back(device_parameter(d, "conv_knee_flops_per_byte", 0.1, 1e4, &DeviceEfficiency::conv_knee_flops_per_byte));
+  if (what.winograd_devices.count(d) != 0) {
+    out.push_back(device_parameter(d, "winograd_gain", 1.0, 2.25, &DeviceEfficiency::winograd_gain));
+    out.back().start_if_unset = 1.5;
+  }
+  out.push_back(device_parameter(d, "matmul", 0.01, 1.0, &DeviceEfficiency::matmul));
+  out.push_back(device_parameter(d, "memory", 0.01, 1.0, &DeviceEfficiency::memory));
+  if (what.l2_devices.count(d) != 0) {
+    // The L2's bandwidth over DRAM's is 2-4 on these GPUs (NVIDIA's architecture whitepapers): a gain of at most 3.
+    out.push_back(device_parameter(d, "l2_gain", 0.01, 3.0, &DeviceEfficiency::l2_gain));
+    out.back().start_if_unset = 1.0;
+  }
+  // The device's own cost per op (one layer in one phase): its kernels' launches and the GPU's drain between
+  // dependent kernels (cuDNN's Winograd runs input, filter and output transforms around a batched GEMM; batch
+  // norm a statistics kernel, then the normalisation), added to every op, as a framework's dispatch
+  // (stacks/*.json) is: the runs of a stack whose dispatch is fixed (MXNet's) tell the device's apart.
+  out.push_back(device_parameter(d, "op_overhead_s", 1e-8, 1e-2, &DeviceEfficiency::op_overhead_s));
+  // The coefficient of variation of a worker's compute time, where no run measured it: synchronous workers
+  // wait for the slowest (sim/jitter.hpp), which runs of 1, 2, 4, 8 workers tell apart (E[max] 0, 0.56, 1.03,
+  // 1.42 sigma). Applied after the simulation, so linearised like the communication parameters.
+  if (what.synchronous_devices.count(d) != 0 && what.measured_jitter_devices.count(d) == 0) {
+    out.push_back(Parameter{"devices/" + d + "/compute_jitter", ParameterKind::kComm, 1e-3, 0.5,
+                            [d](Calibration& c) -> double& { return c.devices[d].compute_jitter; }});
+    out.back().start_if_unset = 0.03;
+    out.back().reach = Parameter::Reach::kMultiWorker;
+  }
+  const auto batches = what.device_batches.find(d);
+  if (batches != what.device_batches.end() && batches->second.size() >= 2) {
+    out.push_back(device_parameter(d, "parallel_half_elements", 1e3, parallel_half_most(what, d),
+                                   &DeviceEfficiency::parallel_half_elements));
+    out.back().start_if_unset = 1e4;
+    // A GEMM tile's fixed work against its loop over the reduction: half the efficiency at a reduction of 4 to
+    // 1,024 multiply-adds per output (the K80's, derived from its SGEMM tile, is 16: sim/calibration.cpp).
+    out.push_back(device_parameter(d, "reduction_half_length", 4.0, 1024.0, &DeviceEfficiency::reduction_half_length));
+    out.back().start_if_unset = 64.0;
+  }
+}
+
+}  // namespace
+
 std::vector<Parameter> choose_parameters(const Exercised& what, const ParameterChoice& choice) {
   using sim::DeviceEfficiency;
   std::vector<Parameter> out;
-  for (const std::string& d : what.devices) {
-    // Physical bounds (the fit runs to them when the data leave it free, rather than to an unphysical corner):
-    // a direct or GEMM convolution reaches at most the peak; Winograd's F(2x2, 3x3) does 2.25x fewer
-    // multiplications than the direct count, in GEMMs no faster than the direct one's (a gain of 1 to 2.25 over
-    // conv); memory traffic moves at most at the memory's bandwidth; a GPU is half full at between 10^3 and
-    // 2.6x10^5 independent outputs on a K80 (26,624 resident threads, each computing a tile of one to ten
-    // outputs), and a wider GPU holds proportionally more (parallel_half_most).
-    out.push_back(device_parameter(d, "conv", 0.01, what.winograd_devices.count(d) != 0 ? 1.0 : 4.0,
-                                   &DeviceEfficiency::conv));
-    out.push_back(device_parameter(d, "conv_knee_flops_per_byte", 0.1, 1e4, &DeviceEfficiency::conv_knee_flops_per_byte));
-    if (what.winograd_devices.count(d) != 0) {
-      out.push_back(device_parameter(d, "winograd_gain", 1.0, 2.25, &DeviceEfficiency::winograd_gain));
-      out.back().start_if_unset = 1.5;
-    }
-    out.push_back(device_parameter(d, "matmul", 0.01, 1.0, &DeviceEfficiency::matmul));
-    out.push_back(device_parameter(d, "memory", 0.01, 1.0, &DeviceEfficiency::memory));
-    // The device's own cost per op (one layer in one phase): its kernels' launches and the GPU's drain between
-    // dependent kernels (cuDNN's Winograd runs input, filter and output transforms around a batched GEMM; batch
-    // norm a statistics kernel, then the normalisation), added to every op, as a framework's dispatch
-    // (stacks/*.json) is: the runs of a stack whose dispatch is fixed (MXNet's) tell the device's apart.
-    out.push_back(device_parameter(d, "op_overhead_s", 1e-8, 1e-2, &DeviceEfficiency::op_overhead_s));
-    // The coefficient of variation of a worker's compute time, where no run measured it: synchronous workers
-    // wait for the slowest (sim/jitter.hpp), which runs of 1, 2, 4, 8 workers tell apart (E[max] 0, 0.56, 1.03,
-    // 1.42 sigma). Applied after the simulation, so linearised like the communication parameters.
-    if (what.synchronous_devices.count(d) != 0 && what.measured_jitter_devices.count(d) == 0) {
-      out.push_back(Parameter{"devices/" + d + "/compute_jitter", ParameterKind::kComm, 1e-3, 0.5,
-                              [d](Calibration& c) -> double& { return c.devices[d].compute_jitter; }});
-      out.back().start_if_unset = 0.03;
-      out.back().reach = Parameter::Reach::kMultiWorker;
-    }
-    const auto batches = what.device_batches.find(d);
-    if (batches != what.device_batches.end() && batches->second.size() >= 2) {
-      out.push_back(device_parameter(d, "parallel_half_elements", 1e3, parallel_half_most(what, d),
-                                     &DeviceEfficiency::parallel_half_elements));
-      out.back().start_if_unset = 1e4;
-      // A GEMM tile's fixed work against its loop over the reduction: half the efficiency at a reduction of 4 to
-      // 1,024 multiply-adds per output (the K80's, derived from its SGEMM tile, is 16: sim/calibration.cpp).
-      out.push_back(device_parameter(d, "reduction_half_length", 4.0, 1024.0, &DeviceEfficiency::reduction_half_length));
-      out.back().start_if_unset = 64.0;
-    }
-  }
+  for (const std::string& d : what.devices) add_device_parameters(what, d, out);
   // Per-model factors, only when asked for (a user who measured that model): they leave any other model
   // unpredictable, so the shape-aware efficiencies above are the default.
   for (const std::string& d : what.devices) {

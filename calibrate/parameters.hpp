@@ -67,6 +67,12 @@ struct Exercised {
   std::set<std::string> measured_jitter_devices;
   std::map<std::string, std::set<int64_t>> device_batches;    // batch sizes per device
   std::map<std::string, double> gpu_peak_flops;               // GPU device types: their FP32 peak (their width)
+  // The units each device's convolutions and GEMMs ran on (sim/compute_model.hpp): "fp32" (CUDA cores at FP32),
+  // "tf32" and "tensor" (tensor cores at TF32, at fp16/bf16), "depthwise" and "grouped" (CUDA cores, few channels
+  // per group): which efficiencies its runs can tell.
+  std::map<std::string, std::set<std::string>> device_units;
+  std::set<std::string> l2_devices;  // devices with an L2 size in the catalogue whose ops' tensors fit in it
+
 };
 
 struct ParameterChoice {

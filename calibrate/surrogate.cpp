@@ -21,14 +21,15 @@ namespace {
 // The compute ops of a program, grouped by everything sim::ComputeModel::op_time_s reads (not the layer index),
 // each with how many times it occurs, in order of first occurrence.
 std::vector<std::pair<plan::ComputeOp, int>> distinct_ops(const plan::EndpointProgram& program) {
-  using Key = std::tuple<int, int, double, double, int64_t, int, int, double, int, int>;
+  using Key = std::tuple<int, int, double, double, int64_t, int, int, double, int, int, int64_t, int, double>;
   std::map<Key, size_t> index;
   std::vector<std::pair<plan::ComputeOp, int>> out;
   for (const plan::Item& item : program.items) {
     if (item.kind != plan::Item::Kind::kCompute) continue;
     const plan::ComputeOp& op = item.compute;
     const Key key{static_cast<int>(op.phase), static_cast<int>(op.layer_class), op.flops, op.bytes, op.samples,
-                  op.kernel_hw, op.stride, op.parallel_elements, op.out_h, op.out_w};
+                  op.kernel_hw, op.stride, op.parallel_elements, op.out_h, op.out_w, op.channels_per_group, op.kernels,
+                  op.tensor_bytes};
     const auto [it, fresh] = index.emplace(key, out.size());
     if (fresh)
       out.emplace_back(op, 1);
@@ -41,10 +42,26 @@ std::vector<std::pair<plan::ComputeOp, int>> distinct_ops(const plan::EndpointPr
 // Adds what one plan exercises: the device type, its 3x3 stride-1 convolutions, the link classes its collectives
 // cross, PS and collectives, per stack. A stack with fitted costs (a framework: stacks/*.json) carries everything
 // that is not the wire, so its runs leave the link factors at their measured values.
-void note_exercised(const plan::IterationPlan& plan, const topology::Cluster& cluster, const std::string& stack_name,
-                    Exercised& what) {
-  const std::string& device = cluster.spec().node.device.name;
+// The units `op` runs on, at a processor's effective precision (Exercised::device_units).
+const char* unit_of(const plan::ComputeOp& op, plan::Precision precision) {
+  if (sim::cuda_core_op(op)) return op.channels_per_group == 1 ? "depthwise" : "grouped";
+  if (precision == plan::Precision::kFp32) return "fp32";
+  return precision == plan::Precision::kTf32 ? "tf32" : "tensor";
+}
+
+void note_exercised(const plan::IterationPlan& plan, const std::string& device, const std::string& stack_name,
+                    const topology::Cluster& cluster, plan::Precision precision, Exercised& what) {
   what.devices.insert(device);
+  for (const plan::EndpointProgram& prog : plan.programs)
+    for (const plan::Item& item : prog.items)
+      if (item.kind == plan::Item::Kind::kCompute && item.compute.layer_class != models::LayerClass::kMemory &&
+          item.compute.flops > 0.0)
+        what.device_units[device].insert(unit_of(item.compute, precision));
+  for (const plan::EndpointProgram& prog : plan.programs)
+    for (const plan::Item& item : prog.items)
+      if (item.kind == plan::Item::Kind::kCompute && item.compute.tensor_bytes > 0.0 &&
+          item.compute.tensor_bytes <= cluster.spec().node.device.l2_bytes)
+        what.l2_devices.insert(device);
   if (plan.workers > 1 && plan.sync != plan::SyncKind::kAsync) what.synchronous_devices.insert(device);
   for (const plan::EndpointProgram& prog : plan.programs)
     for (const plan::Item& item : prog.items)
@@ -80,7 +97,7 @@ void note_exercised(const plan::IterationPlan& plan, const topology::Cluster& cl
 
 }  // namespace
 
-Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
+Surrogate::Surrogate(const std::vector<MeasuredRun>& runs, const sim::Calibration& start) {
   std::map<std::string, size_t> index;
   for (const MeasuredRun& r : runs) {
     const std::string key = run_configuration(r).dump();
@@ -94,6 +111,8 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
       const models::Model& model = point.model;
       const topology::Cluster& cluster = point.cluster;
       const plan::IterationPlan& plan = point.plan;
+      // The calibration entry the device's values come from (its own, else its family's): what the fit moves.
+      const std::string device = start.fit_key(cluster.spec().node.device.name, cluster.spec().node.device.family);
       k.worker_ops.resize(static_cast<size_t>(plan.workers));
       k.worker_processors.resize(static_cast<size_t>(plan.workers));
       k.processor = sim::device_processor(cluster.spec().node.device, sim::scenario_arithmetic(k.scenario));
@@ -104,16 +123,18 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
         const plan::Endpoint& ep = plan.endpoints[e];
         if (ep.kind != plan::EndpointKind::kWorker) continue;
         k.worker_processors.at(static_cast<size_t>(ep.worker_index)) = per_endpoint[e];
-        if (per_endpoint[e].co_runners > 0) exercised_.shared_devices.insert(cluster.spec().node.device.name);
+        if (per_endpoint[e].co_runners > 0) exercised_.shared_devices.insert(device);
         k.worker_ops.at(static_cast<size_t>(ep.worker_index)) = distinct_ops(plan.program(static_cast<int>(e)));
       }
       k.model_name = model.name;
       k.stack = sim::run_stack(k.scenario, cluster);
-      exercised_.device_models.insert({cluster.spec().node.device.name, model.name});
-      exercised_.device_batches[cluster.spec().node.device.name].insert(r.batch_per_gpu);
-      if (cluster.spec().node.device_prefix == "gpu")
-        exercised_.gpu_peak_flops[cluster.spec().node.device.name] = cluster.spec().node.device.peak_flops;
-      note_exercised(plan, cluster, k.stack, exercised_);
+      exercised_.device_models.insert({device, model.name});
+      exercised_.device_batches[device].insert(r.batch_per_gpu);
+      if (cluster.spec().node.device_prefix == "gpu") {
+        double& peak = exercised_.gpu_peak_flops[device];
+        peak = std::max(peak, cluster.spec().node.device.peak_flops);
+      }
+      note_exercised(plan, device, k.stack, cluster, k.processor.precision, exercised_);
       Exercised::StackUse& use = exercised_.stacks[k.stack];
       use.nodes = std::max(use.nodes, r.nodes);
       use.gpus = std::max(use.gpus, r.nodes * r.gpus_per_node);
@@ -132,14 +153,15 @@ Surrogate::Surrogate(const std::vector<MeasuredRun>& runs) {
       exercised_.real_data = exercised_.real_data || !sim::find_stack(stack).parameter("input_cost_per_image_s").value;
     }
     if (r.compute_jitter)
-      exercised_.measured_jitter_devices.insert(configs_[it->second].processor.name);
+      exercised_.measured_jitter_devices.insert(
+          start.fit_key(configs_[it->second].processor.name, configs_[it->second].processor.family));
   }
 }
 
 Surrogate::ComputeSplit Surrogate::config_compute(const Config& k, const sim::Calibration& c) const {
   const sim::ComputeModel model(c.for_run(k.model_name, k.stack), k.real);
   const sim::Processor& p = k.worker_processors.at(static_cast<size_t>(k.critical));
-  const sim::DeviceEfficiency& eff = model.calibration().device(p.name);  // once, not per op
+  const sim::DeviceEfficiency& eff = model.calibration().device(p.name, p.family);  // once, not per op
   ComputeSplit t;
   for (const auto& [op, count] : k.worker_ops.at(static_cast<size_t>(k.critical))) {
     const double s = model.op_time_s(op, p, eff) * count;

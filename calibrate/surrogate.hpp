@@ -35,7 +35,9 @@ namespace scaletwin::calibrate {
 class Surrogate {
  public:
   // Groups the runs and lowers each configuration's plan (no simulation yet).
-  explicit Surrogate(const std::vector<MeasuredRun>& runs);
+  // `start`: the calibration the fit starts from; a device's parameters are its entry there, its own or its family's
+  // (sim::Calibration::device_key), and Exercised names those entries.
+  Surrogate(const std::vector<MeasuredRun>& runs, const sim::Calibration& start);
 
   const Exercised& exercised() const { return exercised_; }
   // Simulates every configuration at c and once more per communication parameter of `params`.

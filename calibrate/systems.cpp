@@ -139,7 +139,8 @@ ResolvedCluster resolve_system(const JsonObject& o) {
   ResolvedCluster out;
   if (const std::string dgx = builtin_dgx(system, d); !dgx.empty()) {
     out.name = dgx;
-    out.note = fmt::format("system \"{}\" with {} read as the built-in cluster {}", system, d.name, dgx);
+    out.note = fmt::format("system \"{}\" with {} read as the built-in cluster {}", system.substr(0, system.find('_')),
+                           d.name, dgx);
     return out;
   }
   const std::string interconnect = text_of(o, "accelerator_interconnect");
@@ -152,7 +153,7 @@ ResolvedCluster resolve_system(const JsonObject& o) {
   out.spec = Json{{"format", "scaletwin-cluster/1"},
                   {"name", out.name},
                   {"source", fmt::format("synthesized from a published run's system fields (system \"{}\", "
-                                         "interconnect \"{}\")", system, interconnect)},
+                                         "interconnect \"{}\"): {}", system, interconnect, why)},
                   {"default_nodes", 1},
                   {"node", synthesized_node(d, ref, gpus, wiring)},
                   {"network",
@@ -162,10 +163,9 @@ ResolvedCluster resolve_system(const JsonObject& o) {
                     {"nodes_per_leaf", 16},
                     {"assumption", "Not stated by the run (its host networking is free text): one 100 Gbit/s NIC "
                                    "per four GPUs, within 10-400 Gbit/s, on a non-blocking fat tree."}}}};
-  out.note = fmt::format("system \"{}\" ({} x{}, interconnect \"{}\") simulated on a synthesized cluster: {}; host and "
-                         "network assumed",
-                         system.empty() ? "not named" : system, ref, gpus, interconnect.empty() ? "not stated" : interconnect,
-                         why);
+  out.note = fmt::format("systems simulated on clusters synthesized from their device, GPUs per node and interconnect "
+                         "({}; host and network assumed; each run's cluster is named in its row)",
+                         wiring == Wiring::kPcie ? "PCIe" : "NVLink");
   return out;
 }
 

@@ -29,17 +29,12 @@
 // (~512 cycles: ~6 steps), about 13 steps: 16 with the index set-up. Fitted instead it goes to 176 +- 73 and the
 // held-out error rises to 16.4% (calibrate/README.md); fixed at 16 it is 8.6% (0: 8.9%).
 //
-// H200 SXM (67 TFLOP/s FP32 non-tensor, 4.8 TB/s). Assumption, stated because no H200 FP32 CNN figure is in the
-// reference set: ResNet-50 trains at ~1,400 images/s per GPU in FP32/TF32 (NVIDIA DeepLearningExamples A100 TF32
-// figures scaled by the H100/A100 ratio). 1,400 x 24.6 GFLOP = 34.4 TFLOP/s; memory-bound layers and the
-// convolutions' own traffic take ~0.45 of the time at 70% of 4.8 TB/s (batch 256: 82 ms of 183 ms); the
-// convolutions' arithmetic then reaches 34.4 / 0.55 / 67 = 0.93 of the FP32 peak, 0.85 with the per-op costs (TF32
-// tensor cores make this possible). Kernel launch overhead ~8 us.
-//
-// H100 SXM: the H200's GH100 die at the same clocks with 80 GB of HBM3 at 3.35 TB/s instead of 141 GB at 4.8 TB/s:
-// the same efficiencies (fractions of its own peaks), so memory-bound layers take 4.8 / 3.35 times as long. The
-// assumption above is as good for it as for the H200: its 1,400 images/s scale A100 figures by the H100/A100 ratio,
-// which does not tell the two GPUs' memories apart, and no H100 or H200 CNN run is in the reference set.
+// Today's GPUs (Volta, Ampere, Ada, Hopper) by family: start values for calibrate, which fits them per family on
+// ../shared/reference/modern (calibrations/modern.json: the values, their standard errors and how far they transfer
+// are in calibrate/README.md). Tensor-core convolutions at half their precision's peak, TF32 at 0.4, FP32 CUDA-core
+// convolutions at 0.7; depthwise convolutions at a few percent of the CUDA cores' peak (EfficientNet-B0 trains about
+// as fast as ResNet-50 with a tenth of its FLOPs) and narrow grouped ones (ResNeXt's 4 channels per group) at a fifth;
+// memory at 0.7 of its bandwidth; 8 us per kernel.
 //
 // Links: SimGrid's own CM02 calibration against TCP uses a bandwidth factor of 0.92 for networks; PCIe and NVLink
 // figures in the cluster files are already measured effective rates (factor 1). Per message 5 us of software.
@@ -105,8 +100,23 @@ bool DeviceEfficiency::winograd_fits(const plan::ComputeOp& op) const {
   return workspace_limit_bytes <= 0.0 || winograd_workspace_bytes(op) <= workspace_limit_bytes;
 }
 
-double DeviceEfficiency::for_op(const plan::ComputeOp& op) const {
+bool cuda_core_op(const plan::ComputeOp& op) {
+  return op.layer_class == models::LayerClass::kConv && op.channels_per_group > 0 &&
+         op.channels_per_group < kTensorCoreChannels;
+}
+
+double DeviceEfficiency::for_op(const plan::ComputeOp& op, plan::Precision precision) const {
   double eff = for_op(op.layer_class, op.flops, op.bytes);
+  const bool tensor = precision != plan::Precision::kFp32;
+  const double base = for_class(op.layer_class);
+  const auto replace = [&](double e) {
+    if (e > 0.0 && base > 0.0) eff *= e / base;
+  };
+  if (cuda_core_op(op)) {
+    replace(op.channels_per_group == 1 ? depthwise : grouped);
+  } else if (tensor && op.layer_class != models::LayerClass::kMemory) {
+    replace(precision == plan::Precision::kTf32 ? conv_tf32 : conv_tensor);
+  }
   if (winograd_gain > 0.0 && winograd_shape(op) && winograd_fits(op)) {
     eff *= winograd_gain;
     if (op.out_h > 0 && op.out_w > 0) eff *= winograd_tile_coverage(op.out_h, op.out_w);
@@ -141,6 +151,21 @@ const DeviceEfficiency& Calibration::device(const std::string& device_name) cons
   auto it = devices.find(device_name);
   if (it != devices.end()) return it->second;
   return devices.at("default");
+}
+
+std::string Calibration::device_key(const std::string& device_name, const std::string& family) const {
+  if (devices.count(device_name) != 0) return device_name;
+  if (!family.empty() && devices.count("family:" + family) != 0) return "family:" + family;
+  return "default";
+}
+
+std::string Calibration::fit_key(const std::string& device_name, const std::string& family) const {
+  const std::string key = device_key(device_name, family);
+  return key == "default" ? device_name : key;
+}
+
+const DeviceEfficiency& Calibration::device(const std::string& device_name, const std::string& family) const {
+  return devices.at(device_key(device_name, family));
 }
 
 Calibration Calibration::for_model(const std::string& model_name) const {
@@ -191,8 +216,22 @@ Calibration default_calibration() {
   // parallel-work curve (memory: Inception-v3 left out then predicted 41% fast; K½ 176 +- 73, held-out error
   // 8.6% -> 16.4%; calibrate/README.md).
   c.devices["Tesla K80 (one GK210)"].sourced = {"memory", "reduction_half_length", "conv_knee_flops_per_byte"};
-  c.devices["H200-SXM5-141GB"] = DeviceEfficiency{0.85, 0.70, 0.70, 8e-6};
-  c.devices["H100-SXM5-80GB"] = c.devices["H200-SXM5-141GB"];  // the same die and clocks; its slower memory is the cluster's
+  // Today's GPUs by architecture family (a device has no entry of its own: Calibration::device takes its family's).
+  // Start values for calibrate (above); the shipped calibrations/modern.json replaces them with values fitted on
+  // ../shared/reference/modern.
+  DeviceEfficiency family{0.70, 0.60, 0.70, 8e-6};
+  family.conv_tf32 = 0.40;
+  family.conv_tensor = 0.50;
+  family.depthwise = 0.03;
+  family.grouped = 0.20;
+  family.parallel_half_elements = 3.4e4;
+  family.l2_gain = 1.0;
+  // Kept by calibrate unless asked: no intensity knee, no reduction-length curve and no Winograd gain (fitted on the
+  // modern reference they go to their bounds without improving held-out networks: calibrate/README.md), and the
+  // fully connected layers' FP32 GEMM efficiency (cuBLAS SGEMM on large matrices; a CNN's classifier is a small
+  // share of its step).
+  family.sourced = {"conv_knee_flops_per_byte", "reduction_half_length", "winograd_gain", "matmul"};
+  for (const char* f : {"family:volta", "family:ampere", "family:ada", "family:hopper"}) c.devices[f] = family;
   c.devices["cpu"] = DeviceEfficiency{0.30, 0.50, 0.50, 5e-6};
   for (LinkClass k : {LinkClass::kPcie, LinkClass::kNvlink, LinkClass::kNetwork, LinkClass::kShm})
     c.links[k] = LinkFactors{};
@@ -218,7 +257,8 @@ namespace {
 const std::set<std::string> kSourceableFields = {
     "conv",         "matmul",         "memory",        "op_overhead_s",          "conv_knee_flops_per_byte",
     "matmul_knee_flops_per_byte",     "shared_node_slowdown",  "compute_jitter", "winograd_gain",
-    "parallel_half_elements",         "reduction_half_length"};
+    "parallel_half_elements",         "reduction_half_length", "conv_tensor", "conv_tf32", "depthwise", "grouped",
+    "l2_gain"};
 
 DeviceEfficiency parse_device(const JsonObject& o, const DeviceEfficiency& base) {
   DeviceEfficiency d;
@@ -241,6 +281,11 @@ DeviceEfficiency parse_device(const JsonObject& o, const DeviceEfficiency& base)
   }
   d.parallel_half_elements = o.get_number("parallel_half_elements", base.parallel_half_elements, 0.0, 1e12);
   d.reduction_half_length = o.get_number("reduction_half_length", base.reduction_half_length, 0.0, 1e9);
+  d.l2_gain = o.get_number("l2_gain", base.l2_gain, 0.0, 100.0);
+  d.conv_tensor = o.get_number("conv_tensor", base.conv_tensor, 0.0, 10.0);
+  d.conv_tf32 = o.get_number("conv_tf32", base.conv_tf32, 0.0, 10.0);
+  d.depthwise = o.get_number("depthwise", base.depthwise, 0.0, 10.0);
+  d.grouped = o.get_number("grouped", base.grouped, 0.0, 10.0);
   d.sourced = base.sourced;
   if (o.has("sourced")) {
     const Json& names = o.get_array("sourced");
@@ -301,6 +346,13 @@ void parse_fit(const JsonObject& fit, const std::string& file, Calibration& c) {
           throw InputError(file, networks.path_of(item.key()) + "/" + std::to_string(i), "a network's name");
         c.fitted_networks[item.key()].insert(names[i].get<std::string>());
       }
+    }
+  }
+  if (fit.has("run_ids")) {
+    const Json& ids = fit.get_array("run_ids");
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (!ids[i].is_string()) throw InputError(file, fit.path_of("run_ids") + "/" + std::to_string(i), "a run's id");
+      c.fitted_runs.insert(ids[i].get<std::string>());
     }
   }
   if (fit.has("scale")) {
@@ -398,7 +450,12 @@ Json calibration_to_json(const Calibration& c) {
                   {"compute_jitter", d.compute_jitter},
                   {"winograd_gain", d.winograd_gain},
                   {"parallel_half_elements", d.parallel_half_elements},
-                  {"reduction_half_length", d.reduction_half_length}};
+                  {"reduction_half_length", d.reduction_half_length},
+                  {"l2_gain", d.l2_gain},
+                  {"conv_tensor", d.conv_tensor},
+                  {"conv_tf32", d.conv_tf32},
+                  {"depthwise", d.depthwise},
+                  {"grouped", d.grouped}};
   for (const auto& [name, d] : c.devices)
     if (!d.sourced.empty()) devs[name]["sourced"] = d.sourced;
   j["devices"] = devs;
@@ -446,13 +503,17 @@ const std::vector<ShippedCalibration>& shipped_calibrations() {
   return shipped;
 }
 
-ChosenCalibration choose_calibration(const std::string& choice, const std::string& device_name) {
+ChosenCalibration choose_calibration(const std::string& choice, const std::string& device_name,
+                                     const std::string& family) {
   if (choice == "none") return {default_calibration(), "built-in defaults"};
   if (choice.empty() || choice.starts_with("shipped:")) {
     const std::string wanted = choice.empty() ? "" : choice.substr(8);
     for (const ShippedCalibration& s : shipped_calibrations()) {
-      const bool fits = wanted.empty() ? std::find(s.devices.begin(), s.devices.end(), device_name) != s.devices.end()
-                                       : s.name == wanted;
+      const auto fitted = [&](const std::string& key) {
+        return std::find(s.devices.begin(), s.devices.end(), key) != s.devices.end();
+      };
+      const bool fits =
+          wanted.empty() ? fitted(device_name) || (!family.empty() && fitted("family:" + family)) : s.name == wanted;
       if (fits) return {s.calibration, "calibrations/" + s.name + ".json (shipped)"};
     }
     if (!wanted.empty()) {

@@ -79,6 +79,13 @@
 
 namespace scaletwin::sim {
 
+// Tensor cores need several channels per group: cuDNN runs fp16 convolutions on them when the channels per group are
+// a multiple of 8 (its NHWC fp16 requirement); a depthwise or narrow grouped convolution (ResNeXt's 4 per group) runs on
+// the CUDA cores.
+inline constexpr int64_t kTensorCoreChannels = 8;
+// Whether `op` runs on the CUDA cores whatever the precision: a convolution with fewer channels per group.
+bool cuda_core_op(const plan::ComputeOp& op);
+
 // Winograd's output tile (F(2x2, 3x3)), and the share of the tiles' outputs an out_h x out_w output uses: odd
 // sizes compute a partial tile in full. The tile of 4 (F(4x4, 3x3)) predicted the cross-validation's held-out
 // runs to 14.1% against 8.6% on the model of the time (calibrate/README.md).
@@ -104,6 +111,18 @@ struct DeviceEfficiency {
   double compute_jitter = 0.0;                        // CV of compute time per iteration (see above)
 
   double winograd_gain = 0.0;                         // 3x3 stride-1 convolutions over conv; 0: none (see above)
+  // Convolutions and GEMMs on tensor cores, as fractions of the precision's peak: mixed precision (fp16, bf16) and
+  // TF32; 0: conv (and matmul) as above. Convolutions with fewer than kTensorCoreChannels channels per group do not
+  // use tensor cores: depthwise ones (one channel per group) reach `depthwise` and other grouped ones `grouped` of
+  // the FP32 CUDA-core peak; 0: conv.
+  // An op whose largest tensor fits in the device's L2 cache (plan::ComputeOp::tensor_bytes <= its l2) moves its
+  // traffic (1 + l2_gain) times as fast: the tensor its producer just wrote is read from the L2 rather than DRAM
+  // (an A100's 40 MB hold a 7x7 or 14x14 stage of ResNet-50 at batch 256 in fp16, not a 56x56 one). 0: no gain.
+  double l2_gain = 0.0;
+  double conv_tensor = 0.0;
+  double conv_tf32 = 0.0;
+  double depthwise = 0.0;
+  double grouped = 0.0;
   double parallel_half_elements = 0.0;                // see above; 0: none
   double reduction_half_length = 0.0;                 // see above; 0: none
   // The framework's dispatch per op (its stack's op_overhead_s, set by Calibration::for_run; not in the file's device
@@ -122,8 +141,9 @@ struct DeviceEfficiency {
   // The efficiency of one op of class c moving `bytes` for `flops`: for_class(c) scaled by the intensity curve.
   double for_op(models::LayerClass c, double flops, double bytes) const;
   // The efficiency of `op` with its shape: the 3x3 stride-1 efficiency where it applies, the intensity curve, the
-  // parallel-work curve and the reduction-length curve.
-  double for_op(const plan::ComputeOp& op) const;
+  // parallel-work curve and the reduction-length curve; in `precision` (the device's effective one: its tensor-core
+  // efficiencies for tf32, bf16, fp16; its CUDA-core ones for depthwise and grouped convolutions).
+  double for_op(const plan::ComputeOp& op, plan::Precision precision = plan::Precision::kFp32) const;
   // Whether `op`'s Winograd workspace fits under workspace_limit_bytes (always, without a cap).
   bool winograd_fits(const plan::ComputeOp& op) const;
 };
@@ -188,6 +208,8 @@ struct Calibration {
   // "fit": {"networks": {"Tesla K80 (one GK210)": ["alexnet", ...]}}: the networks (models::Model::name) of the runs
   // each device's values were fitted on (calibrate writes it; the rest of "fit" is for people). Empty: not known.
   std::map<std::string, std::set<std::string>> fitted_networks;
+  // The ids of the runs it was fitted on ("fit"/"run_ids"; empty: not recorded): validate tells them from the others.
+  std::set<std::string> fitted_runs;
   // "fit": {"scale": {"tensorflow": {"nodes": 8, "gpus": 64}}}: per software stack, the largest node and GPU counts
   // among the runs the calibration was fitted on (calibrate writes it). Empty: not known.
   struct Scale {
@@ -197,6 +219,14 @@ struct Calibration {
   std::map<std::string, Scale> fitted_scale;
 
   const DeviceEfficiency& device(const std::string& device_name) const;
+  // The entry a device of `family` uses: its own (by name), else its architecture family's ("family:ampere"), else
+  // "default". A device is never matched by a name it does not have (calibration.hpp, issue 49).
+  const DeviceEfficiency& device(const std::string& device_name, const std::string& family) const;
+  // The key of that entry ("default" when neither exists).
+  std::string device_key(const std::string& device_name, const std::string& family) const;
+  // The entry a fit moves for the device: its own, else its family's, else a new one under its name (never the
+  // default, which stands for devices nobody fitted).
+  std::string fit_key(const std::string& device_name, const std::string& family) const;
   // The bandwidth the simulator gives a link of topology kind `edge_kind` whose wire moves wire_Bps: the class's
   // bandwidth factor, and for NIC links (kind "network") at most the stack's ceiling.
   double link_bandwidth_Bps(const std::string& edge_kind, double wire_Bps) const;
@@ -209,7 +239,7 @@ struct Calibration {
   Calibration for_run(const std::string& model_name, const std::string& stack) const;
 };
 
-// Defaults for K80 and H200 from published single-GPU throughput (derivation in calibration.cpp).
+// Defaults for the K80 and today's GPU families from published single-GPU throughput (derivation in calibration.cpp).
 Calibration default_calibration();
 
 // The calibrations shipped in calibrations/*.json (embedded at build time; fitted by scripts/fit-calibrations,
@@ -228,7 +258,9 @@ struct ChosenCalibration {
   Calibration calibration;
   std::string source;  // "calibrations/k80.json (shipped)", "built-in defaults", or the file's path
 };
-ChosenCalibration choose_calibration(const std::string& choice, const std::string& device_name);
+// Automatic: the shipped calibration that fitted the device by name, else one that fitted its family.
+ChosenCalibration choose_calibration(const std::string& choice, const std::string& device_name,
+                                     const std::string& family = "");
 // A calibration with no factors and no overheads: efficiency 1, factors 1, every cost 0 (for exactness tests).
 Calibration ideal_calibration();
 

@@ -82,7 +82,7 @@ TEST_CASE("on a perfect device, the surrogate and the simulator run at peak over
   sim::Calibration perfect = sim::default_calibration();
   perfect.devices[kK80] = sim::DeviceEfficiency{1.0, 1.0, 1e9, 0.0, 0.0, 0.0, {}};
   const auto runs = synthetic_runs({{model, 256, 1, kNoComm}}, perfect);
-  Surrogate s(runs);
+  Surrogate s(runs, sim::default_calibration());
   s.linearize(perfect, {}, 2);
   for (const auto& [conv, matmul] : {std::pair{1.0, 1.0}, std::pair{0.5, 1.0}, std::pair{1.0, 0.25}}) {
     INFO("conv " << conv << ", matmul " << matmul);
@@ -352,7 +352,7 @@ TEST_CASE("a framework's multi-GPU runs fit no link factor and --fit names a sta
                       {"scheme", {{"name", "ps"}, {"mode", "sync"}, {"servers", 1}, {"placement", "host_cpu"}}},
                       {"images_per_sec", 150.0}};
     Json doc = {{"format", "scaletwin-measurements/1"}, {"runs", Json::array({run})}};
-    return Surrogate(parse_measurements(doc, "runs.json")).exercised();
+    return Surrogate(parse_measurements(doc, "runs.json"), sim::default_calibration()).exercised();
   };
   const auto names = [](const Exercised& what, const std::vector<std::string>& fit) {
     std::set<std::string> out;
@@ -381,7 +381,7 @@ TEST_CASE("the input pipeline's cost per image is the stack's where it has one a
   // and the top-level input_cost_per_image_s is fitted where its runs read real data.
   const auto parameters_for = [](const Json& run) {
     Json doc = {{"format", "scaletwin-measurements/1"}, {"runs", Json::array({run})}};
-    const Surrogate surrogate(parse_measurements(doc, "runs.json"));
+    const Surrogate surrogate(parse_measurements(doc, "runs.json"), sim::default_calibration());
     std::set<std::string> names;
     for (const Parameter& p : choose_parameters(surrogate.exercised(), ParameterChoice{})) names.insert(p.name);
     return std::pair(surrogate.exercised(), names);
