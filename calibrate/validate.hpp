@@ -19,5 +19,9 @@ report::RunLabels run_labels(const MeasuredRun& run);
 // Simulates every run with `calibration` (`parallel` children at a time) and compares; rows in the runs' order.
 report::Validation validate_runs(const std::vector<MeasuredRun>& runs, const sim::Calibration& calibration,
                                  int parallel);
+// The same with each run's own calibration, calibrations[i] for runs[i] (validate without --calibration: each run's
+// device's, sim::choose_calibration); each row's interval from its own.
+report::Validation validate_runs(const std::vector<MeasuredRun>& runs,
+                                 const std::vector<sim::Calibration>& calibrations, int parallel);
 
 }  // namespace scaletwin::calibrate

@@ -139,6 +139,8 @@ int run_calibrate(const CalibrateArgs& a) {
   const ProgressScope progress_scope(progress);  // calibrate/simulate.cpp ticks it per finished simulation
   const calibrate::FitResult fit = calibrate::fit_calibration(train, start, options);
   Json fit_json = calibrate::fit_to_json(fit);
+  fit_json["run_ids"] = Json::array();  // what validate counts as in-sample
+  for (const calibrate::MeasuredRun& r : train) fit_json["run_ids"].push_back(r.id);
   if (!benches.empty()) fit_json["collective_benchmarks"] = benches;
   if (!jitter.empty()) fit_json["compute_jitter"] = calibrate::measured_jitter_to_json(jitter);
   report::Validation holdout;

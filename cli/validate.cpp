@@ -14,7 +14,10 @@
 //
 // --json: {"runs": [{"id", "measured_images_per_sec", "predicted_images_per_sec", "error"}], "mape"} with
 // error = (predicted - measured) / measured and mape = mean |error| in percent (../shared/spec.md).
-// --report DIR writes DIR/report.json (the same JSON) and DIR/report.html (charts of predicted against measured,
+// Without --calibration, each run is predicted with its device's calibration as predict picks it (named per run in
+// the JSON's "calibration"); rows in a calibration's own data ("fit"/"run_ids") are marked in_sample, and the table
+// and JSON give the in-sample and held-out MAPE apart.
+// --report DIR writes DIR/report.json (the same JSON), DIR/report.txt (the table) and DIR/report.html (charts of predicted against measured,
 // the runs with their errors, the calibration used: report/validation.hpp). Progress (one tick per
 // simulated run) goes to stderr unless --quiet.
 // --convergence FILE checks a convergence model (calibrate --convergence) on runs of scaletwin run
@@ -24,6 +27,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -82,9 +86,10 @@ void write_report(const ValidateArgs& a, const report::Validation& v, const sim:
   const std::filesystem::path dir(a.report_dir);
   report::ValidationReportContext context;
   context.measurement_files = a.measurements;
-  context.calibration_source = a.calibration;
+  context.calibration_source = a.calibration.empty() && a.cv.empty() ? "each run's device's (as predict picks it)" : a.calibration;
   context.calibration = sim::calibration_to_json(calibration);
   write_json_output((dir / "report.json").string(), report::validation_to_json(v));
+  write_file_atomic((dir / "report.txt").string(), report::validation_table(v));
   write_file_atomic((dir / "report.html").string(), report::validation_html(v, context));
 }
 
@@ -139,19 +144,45 @@ int run_validate(const ValidateArgs& a) {
                      "--cv as well: it shapes the fit that --cv runs (without --cv nothing is fitted)");
   auto runs = calibrate::load_measurements(a.measurements);
   print_notes("validate", calibrate::reading_notes(runs));
-  if (a.calibration.empty() && a.cv.empty()) throw InputError("", "--calibration", "a calibration file (or --cv)");
-  const std::string device =
-      runs.empty() ? "" : plan::load_scenario_cluster(calibrate::scenario_of(runs.front()), 1).spec().node.device.name;
-  sim::Calibration calibration = sim::choose_calibration(a.calibration.empty() ? "none" : a.calibration, device).calibration;
   const std::vector<std::string> fields = a.by.empty() ? std::vector<std::string>{} : group_fields(a.by, runs);
-  if (!a.cv.empty()) calibration = fit_for_cv(a, runs, calibration);
+  // Without --calibration (and --cv), each run is predicted as predict would predict it: with its device's
+  // calibration (sim::choose_calibration), named per run.
+  const bool per_run = a.calibration.empty() && a.cv.empty();
+  std::vector<std::string> sources;
+  std::vector<sim::Calibration> calibrations;
+  if (per_run) {
+    std::map<std::pair<std::string, std::string>, sim::ChosenCalibration> chosen;
+    for (const calibrate::MeasuredRun& r : runs) {
+      const topology::DeviceType d = plan::load_scenario_cluster_spec(calibrate::scenario_of(r)).node.device;
+      auto it = chosen.find({d.name, d.family});
+      if (it == chosen.end()) it = chosen.emplace(std::pair{d.name, d.family}, sim::choose_calibration("", d.name, d.family)).first;
+      calibrations.push_back(it->second.calibration);
+      sources.push_back(it->second.source);
+    }
+    if (!a.quiet) {
+      std::map<std::string, int> count;
+      for (const std::string& s : sources) ++count[s];
+      for (const auto& [source, n] : count)
+        std::cerr << fmt::format("validate: {} run{} predicted with {}\n", n, n == 1 ? "" : "s", source);
+    }
+  } else {
+    const topology::DeviceType device =
+        runs.empty() ? topology::DeviceType{}
+                     : plan::load_scenario_cluster_spec(calibrate::scenario_of(runs.front())).node.device;
+    sim::Calibration calibration =
+        sim::choose_calibration(a.calibration.empty() ? "none" : a.calibration, device.name, device.family).calibration;
+    if (!a.cv.empty()) calibration = fit_for_cv(a, runs, calibration);
+    calibrations.assign(runs.size(), calibration);
+  }
   Progress progress("validate", runs.size(), progress_style_for_stderr(a.quiet));
   report::Validation v;
   {
     const ProgressScope scope(progress);  // calibrate/simulate.cpp ticks it per finished run
-    v = calibrate::validate_runs(runs, calibration, a.jobs);
+    v = calibrate::validate_runs(runs, calibrations, a.jobs);
   }
   progress.finish();
+  for (size_t i = 0; i < sources.size(); ++i) v.rows[i].calibration = sources[i];
+  const sim::Calibration calibration = calibrations.empty() ? sim::default_calibration() : calibrations.front();
   if (!fields.empty()) {
     std::vector<std::vector<std::string>> keys;
     for (const calibrate::MeasuredRun& r : runs) {
@@ -174,7 +205,8 @@ void add_validate_command(CLI::App& root, Action& action) {
   auto args = std::make_shared<ValidateArgs>();
   auto* sub = root.add_subcommand("validate", "predict every measured run and report each error and the MAPE");
   sub->add_option("--calibration", args->calibration,
-                  "calibration file, shipped:NAME or none (with --cv: where the fit starts; default none)");
+                  "calibration file, shipped:NAME or none (default: each run's device's, as predict picks it; with "
+                  "--cv: where the fit starts, default none)");
   sub->add_option("--cv", args->cv,
                   "fit on the runs matching 'FIELD OP VALUE' (e.g. 'nodes<=2', 'model!=vgg16'; terms join with && "
                   "and ||: 'model!=vgg16 || gpus<=1') and validate the others");

@@ -95,6 +95,27 @@ void set_groups(Validation& v, const std::vector<std::string>& fields,
   }
 }
 
+namespace {
+
+// The MAPE of the rows in their calibration's data and of those not ("in_sample", "held_out": {"runs", "mape"}),
+// where some row says which it is.
+std::vector<std::pair<std::string, Json>> sample_parts(const Validation& v) {
+  std::vector<std::pair<std::string, Json>> out;
+  for (const auto& [key, flag] : {std::pair{"in_sample", 1}, std::pair{"held_out", 0}}) {
+    int runs = 0;
+    double sum = 0.0;
+    for (const ValidationRow& r : v.rows)
+      if (r.in_sample == flag) {
+        ++runs;
+        sum += std::abs(r.error);
+      }
+    if (runs > 0) out.emplace_back(key, Json{{"runs", runs}, {"mape", 100.0 * sum / runs}});
+  }
+  return out;
+}
+
+}  // namespace
+
 Json validation_to_json(const Validation& v) {
   Json runs = Json::array();
   for (const ValidationRow& r : v.rows)
@@ -113,16 +134,23 @@ Json validation_to_json(const Validation& v) {
       out["runs"][i]["predicted_assumed_range"] = {r.range_low_images_per_sec, r.range_high_images_per_sec};
     for (const auto& [what, rate] : r.alternatives) out["runs"][i]["predicted_" + what] = rate;
     if (r.dispatch_share > 0.0) out["runs"][i]["dispatch_share"] = r.dispatch_share;
+    if (r.in_sample >= 0) out["runs"][i]["in_sample"] = r.in_sample == 1;
+    if (!r.calibration.empty()) out["runs"][i]["calibration"] = r.calibration;
   }
+  for (const auto& [key, part] : sample_parts(v)) out[key] = part;
   if (!v.dispatch_support.empty()) out["dispatch_support"] = v.dispatch_support;
   for (const auto& [unfitted, runs] : v.unfitted_networks) {
     Json j = unfitted_network_to_json(unfitted);
     j["runs"] = runs;
     out["unfitted_networks"].push_back(std::move(j));
   }
-  if (v.interval_log_sd > 0.0) {
-    out["interval"] = {{"level", 0.9}, {"log_sd", v.interval_log_sd}, {"inside", v.inside_interval},
-                       {"runs", v.rows.size()}};
+  const auto with_interval = std::count_if(v.rows.begin(), v.rows.end(), [](const ValidationRow& r) {
+    return r.interval_high > 0.0;
+  });
+  if (v.interval_log_sd > 0.0 || with_interval > 0) {
+    out["interval"] = {{"level", 0.9}, {"inside", v.inside_interval}, {"runs", v.rows.size()},
+                       {"with_interval", with_interval}};
+    if (v.interval_log_sd > 0.0) out["interval"]["log_sd"] = v.interval_log_sd;
   }
   if (!v.group_fields.empty()) {
     Json groups = Json::array();
@@ -164,9 +192,19 @@ std::string validation_table(const Validation& v) {
                        "above): {}\n", v.fast_above_gpus, fmt::join(parts, ", "));
   else if (!parts.empty())
     out += fmt::format("simulated: {}\n", fmt::join(parts, ", "));
-  if (v.interval_log_sd > 0.0)
-    out += fmt::format("inside the 90% prediction interval: {} of {} runs ({:.0f}%)\n", v.inside_interval,
-                       v.rows.size(), v.rows.empty() ? 0.0 : 100.0 * v.inside_interval / static_cast<double>(v.rows.size()));
+  for (const auto& [key, part] : sample_parts(v))
+    out += fmt::format("{}: MAPE {:.2f}% over {} runs\n",
+                       key == "in_sample" ? "in the calibration's own data (in-sample)" : "not in its data (held out)",
+                       part.at("mape").get<double>(), part.at("runs").get<int>());
+  const auto with_interval =
+      std::count_if(v.rows.begin(), v.rows.end(), [](const ValidationRow& r) { return r.interval_high > 0.0; });
+  if (v.interval_log_sd > 0.0 || with_interval > 0)
+    out += fmt::format("inside the 90% prediction interval: {} of {} runs ({:.0f}%){}\n", v.inside_interval,
+                       v.rows.size(), v.rows.empty() ? 0.0 : 100.0 * v.inside_interval / static_cast<double>(v.rows.size()),
+                       static_cast<size_t>(with_interval) < v.rows.size()
+                           ? fmt::format("; {} runs have no interval (their calibration has no cross-validated error)",
+                                         v.rows.size() - static_cast<size_t>(with_interval))
+                           : std::string());
   for (const auto& [unfitted, runs] : v.unfitted_networks)
     out += fmt::format("{} run{}: {}\n", runs, runs == 1 ? "" : "s", unfitted_network_note(unfitted));
   const auto ranged = std::count_if(v.rows.begin(), v.rows.end(),

@@ -53,6 +53,10 @@ struct ValidationRow {
   std::map<std::string, double> alternatives;
   double dispatch_share = 0.0;
   std::string fidelity = "";  // the simulator that predicted it ("message" or "fast": predict's rule); "" when unknown
+  // Whether the run is among those its calibration was fitted on (1), not (0), or unknown (-1: the calibration does
+  // not list them); calibration: which calibration predicted it, where validate chose one per run ("" otherwise).
+  int in_sample = -1;
+  std::string calibration;
   RunLabels run;
   // Whether the row has an interval (set_intervals) and the measured figure lies inside it.
   bool inside_interval() const {
