@@ -3,6 +3,7 @@
 //   scaletwin predict [SCENARIO] [--gpus LIST] [--nodes N] [--calibration FILE|shipped:NAME|none]
 //                     [--iterations N] [--warmup N]
 //                     [--trace FILE] [--report DIR] [--json FILE] [--fidelity message|fast|auto] [--quiet]
+//                     [--layers]
 //
 // Without SCENARIO: plan::default_scenario(). Output: a table, or with --json the spec's
 // {"scenario", "predictions": [{"gpus", "nodes", "iteration_s", "images_per_sec", "speedup", "efficiency",
@@ -20,6 +21,7 @@
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/progress.hpp"
+#include "sim/layer_costs.hpp"
 #include "sim/predict.hpp"
 #include "sim/stacks.hpp"
 #include "report/html.hpp"
@@ -43,7 +45,12 @@ struct PredictArgs {
   int warmup = 1;
   std::string fidelity = "auto";
   bool quiet = false;
+  bool layers = false;
 };
+
+// The largest GPU count whose points --report traces (trace.json grows with GPUs x ops: 42 MB for a sweep to 256);
+// --trace FILE traces any sweep.
+constexpr int kReportTraceMostGpus = 64;
 
 // --nodes, or GPU counts beyond the scenario's nodes x GPUs per node: the cluster grows to the nodes needed (the
 // scenario's node type, network and scheme unchanged), said on standard error and in the report's scenario name.
@@ -63,6 +70,27 @@ void grow_cluster(plan::Scenario& scenario, const PredictArgs& a, const std::vec
   scenario.nodes = nodes;
 }
 
+// Notes on standard error about one worker's step: a workspace cap that keeps 3x3 convolutions from Winograd, a
+// dispatch that is a large share of the step. (A GPU the calibration was not fitted on is said in the table's header.)
+void print_step_notes(const plan::Scenario& scenario, const sim::Calibration& calibration) {
+  const sim::WorkerStep step = sim::worker_step(scenario, calibration);
+  const sim::WorkspaceCap cap = sim::workspace_cap(step);
+  if (cap.over_cap > 0)
+    std::cerr << fmt::format("predict: {} of the {} 3x3 convolutions of {} need more than {}'s {:.2f} GiB of cuDNN "
+                             "workspace as Winograd transforms at batch {} and run without them (a calibration "
+                             "file's stacks.{}.conv_workspace_bytes sets another cap)\n",
+                             cap.over_cap, cap.convolutions, scenario.model, cap.stack,
+                             cap.cap_bytes / (1024.0 * 1024.0 * 1024.0), scenario.batch_per_gpu, cap.stack);
+  // A dispatch that is a large share of the step: the prediction rests on that per-op cost.
+  const sim::DispatchCost dispatch = sim::dispatch_cost(step);
+  if (dispatch.compute_s > 0.0 && dispatch.added_s >= kDispatchNote * dispatch.compute_s)
+    std::cerr << fmt::format("predict: {}'s dispatch ({:.0f} us added to each of the {} compute ops of {}'s step at "
+                             "batch {}) is {:.0f}% of its compute: at this batch the prediction rests on that cost "
+                             "per op (calibrate/README.md)\n",
+                             dispatch.stack, dispatch.per_op_s * 1e6, dispatch.ops, scenario.model,
+                             scenario.batch_per_gpu, 100.0 * dispatch.added_s / dispatch.compute_s);
+}
+
 int run_predict(const PredictArgs& a) {
   plan::Scenario scenario = a.scenario.empty() ? plan::default_scenario() : plan::load_scenario(a.scenario);
   sim::apply_stack_defaults(scenario);
@@ -70,8 +98,8 @@ int run_predict(const PredictArgs& a) {
   if (!a.gpus.empty()) options.gpus = parse_int_list(a.gpus, "--gpus");
   if (a.nodes < 0) throw InputError("", "--nodes", "a positive number of nodes");
   grow_cluster(scenario, a, options.gpus);
-  const std::string device = plan::load_scenario_cluster(scenario, 1).spec().node.device.name;
-  sim::ChosenCalibration chosen = sim::choose_calibration(a.calibration, device);
+  const topology::DeviceType device = plan::load_scenario_cluster(scenario, 1).spec().node.device;
+  sim::ChosenCalibration chosen = sim::choose_calibration(a.calibration, device.name, device.family);
   options.calibration = std::move(chosen.calibration);
   options.calibration_source = chosen.source;
   if (a.iterations < 1) throw InputError("", "--iterations", "a positive number of measured iterations");
@@ -80,23 +108,23 @@ int run_predict(const PredictArgs& a) {
   options.run.warmup = a.warmup;
   options.run.trace = !a.trace.empty() || !a.report_dir.empty();
   options.fidelity = sim::fidelity_from_name(a.fidelity);
-  if (!a.quiet) {
-    const sim::WorkerStep step = sim::worker_step(scenario, options.calibration);
-    const sim::WorkspaceCap cap = sim::workspace_cap(step);
-    if (cap.over_cap > 0)
-      std::cerr << fmt::format("predict: {} of the {} 3x3 convolutions of {} need more than {}'s {:.2f} GiB of cuDNN "
-                               "workspace as Winograd transforms at batch {} and run without them (a calibration "
-                               "file's stacks.{}.conv_workspace_bytes sets another cap)\n",
-                               cap.over_cap, cap.convolutions, scenario.model, cap.stack,
-                               cap.cap_bytes / (1024.0 * 1024.0 * 1024.0), scenario.batch_per_gpu, cap.stack);
-    // A dispatch that is a large share of the step: the prediction rests on that per-op cost.
-    const sim::DispatchCost dispatch = sim::dispatch_cost(step);
-    if (dispatch.compute_s > 0.0 && dispatch.added_s >= kDispatchNote * dispatch.compute_s)
-      std::cerr << fmt::format("predict: {}'s dispatch ({:.0f} us added to each of the {} compute ops of {}'s step at "
-                               "batch {}) is {:.0f}% of its compute: at this batch the prediction rests on that cost "
-                               "per op (calibrate/README.md)\n",
-                               dispatch.stack, dispatch.per_op_s * 1e6, dispatch.ops, scenario.model,
-                               scenario.batch_per_gpu, 100.0 * dispatch.added_s / dispatch.compute_s);
+  if (!a.quiet) print_step_notes(scenario, options.calibration);
+  if (a.layers) {  // one worker's step, op by op, instead of the sweep
+    const std::vector<sim::OpCost> costs = sim::layer_costs(scenario, options.calibration);
+    if (!a.json.empty() && a.json == "-") {
+      write_json_output(a.json, Json{{"scenario", scenario.name}, {"calibration", options.calibration_source},
+                                     {"ops", sim::layer_costs_json(costs)}});
+      return kExitOk;
+    }
+    std::cout << fmt::format("{}: one worker's step at batch {} (calibration {})\n", scenario.name,
+                             scenario.batch_per_gpu, options.calibration_source)
+              << sim::format_layer_costs(costs);
+    if (!a.json.empty()) {
+      write_json_output(a.json, Json{{"scenario", scenario.name}, {"calibration", options.calibration_source},
+                                     {"ops", sim::layer_costs_json(costs)}});
+      std::cerr << "predict: written " << a.json << "\n";
+    }
+    return kExitOk;
   }
   const std::vector<int> sweep = sim::sweep_of(scenario, options.gpus);
   Progress progress("predict", static_cast<size_t>(sim::predict_simulations(scenario, sweep, options.calibration)),
@@ -110,17 +138,22 @@ int run_predict(const PredictArgs& a) {
     const std::filesystem::path dir(a.report_dir);
     write_json_output((dir / "report.json").string(), report::report_to_json(report));
     write_file_atomic((dir / "report.txt").string(), report::report_table(report));
-    write_json_output((dir / "trace.json").string(), report::chrome_trace(report));
+    const bool small = std::all_of(sweep.begin(), sweep.end(), [](int g) { return g <= kReportTraceMostGpus; });
+    if (small)
+      write_json_output((dir / "trace.json").string(), report::chrome_trace(report));
+    else
+      std::cerr << fmt::format("predict: no trace.json in {} (the sweep goes beyond {} GPUs, whose trace would be large: "
+                               "--trace FILE writes it)\n", a.report_dir, kReportTraceMostGpus);
     report::ReportContext context;
     context.batch_per_gpu = scenario.batch_per_gpu;
     context.calibration_source = options.calibration_source;
     context.calibration = sim::calibration_to_json(options.calibration);
     write_file_atomic((dir / "report.html").string(), report::report_html(report, context));
   }
-  if (!a.json.empty())
-    write_json_output(a.json, report::report_to_json(report));
-  else
-    std::cout << report::report_table(report);
+  // The table always goes to the terminal, unless the JSON does (--json -); a JSON file is said where it went.
+  if (a.json != "-") std::cout << report::report_table(report);
+  if (!a.json.empty()) write_json_output(a.json, report::report_to_json(report));
+  if (!a.json.empty() && a.json != "-") std::cerr << "predict: written " << a.json << "\n";
   return kExitOk;
 }
 
@@ -139,7 +172,11 @@ void add_predict_command(CLI::App& root, Action& action) {
   sub->add_option("--iterations", args->iterations, "measured iterations per point (default 3)");
   sub->add_option("--warmup", args->warmup, "warm-up iterations per point, excluded (default 1)");
   sub->add_option("--trace", args->trace, "write a Chrome trace (Perfetto) to FILE");
-  sub->add_option("--report", args->report_dir, "write report.json, report.txt, trace.json and report.html into DIR");
+  sub->add_option("--report", args->report_dir,
+                  "write report.json, report.txt, report.html and (for sweeps of at most 64 GPUs) trace.json into DIR");
+  sub->add_flag("--layers", args->layers,
+                "instead of the sweep: one worker's step at one GPU, op by op (layer, phase, FLOPs, bytes, time, "
+                "efficiency and what bounds it)");
   sub->add_option("--fidelity", args->fidelity,
                   "message (SimGrid, every message), fast (collective rounds, max-min fair flows) or auto (default: "
                   "fast above 64 GPUs; asynchronous schemes always message); the report says which ran");

@@ -143,6 +143,8 @@ std::string prediction_table(const Report& r) {
                        "(×/÷ {:.3f})</p>\n", interval_factor(r.interval_log_sd));
   if (r.unfitted_network)
     out += "<p class=\"interval\">" + escape(unfitted_network_note(*r.unfitted_network)) + "</p>\n";
+  if (r.unfitted_device)
+    out += "<p class=\"interval\">" + escape(unfitted_device_note(*r.unfitted_device)) + "</p>\n";
   if (r.beyond_fitted_scale)
     out += "<p class=\"interval\">" + escape(beyond_fitted_scale_note(*r.beyond_fitted_scale)) + "</p>\n";
   if (r.assumed_rate) out += "<p class=\"interval\">" + escape(assumed_rate_note(*r.assumed_rate)) + "</p>\n";

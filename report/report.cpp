@@ -150,6 +150,27 @@ std::string unfitted_network_note(const UnfittedNetwork& u) {
                 "calibrate/README.md)";
 }
 
+std::string unfitted_device_note(const UnfittedDevice& u) {
+  std::string note = fmt::format("{} ({}) is not a device the calibration was fitted on", u.device,
+                                 u.family.empty() ? "no family" : u.family);
+  if (!u.fitted.empty()) note += fmt::format(" (it fitted {})", fmt::join(u.fitted, ", "));
+  note += fmt::format(": its efficiencies are the entry \"{}\"'s and its peaks and bandwidths its datasheet's", u.entry);
+  if (u.transfer_runs > 0)
+    note += fmt::format("; the {} runs of families that {}'s cross-validation left out were predicted {:.1f}% off (MAPE)",
+                        u.transfer_runs, u.transfer_source, u.transfer_mape);
+  if (u.interval_log_sd > 0.0)
+    return note + fmt::format(", and its interval is drawn from theirs (x{:.3f}^-+1)", interval_factor(u.interval_log_sd));
+  return note + "; no cross-device error is known to draw an interval from";
+}
+
+Json unfitted_device_to_json(const UnfittedDevice& u) {
+  Json j = {{"device", u.device}, {"family", u.family}, {"entry", u.entry}, {"fitted", u.fitted}};
+  if (u.transfer_runs > 0)
+    j["left_out_families"] = {{"calibration", u.transfer_source}, {"runs", u.transfer_runs}, {"mape", u.transfer_mape}};
+  if (u.interval_log_sd > 0.0) j["interval_log_sd"] = u.interval_log_sd;
+  return j;
+}
+
 Json unfitted_network_to_json(const UnfittedNetwork& u) {
   Json j = {{"network", u.network}, {"device", u.device}, {"fitted", u.fitted}};
   if (u.left_out_folds > 0)
@@ -212,6 +233,7 @@ Json report_to_json(const Report& r) {
                                       {"support", r.dispatch_beyond->support}};
   for (const auto& [what, note] : r.alternative_notes) out["alternatives"][what] = note;
   if (r.unfitted_network) out["unfitted_network"] = unfitted_network_to_json(*r.unfitted_network);
+  if (r.unfitted_device) out["unfitted_device"] = unfitted_device_to_json(*r.unfitted_device);
   if (r.beyond_fitted_scale) out["beyond_fitted_scale"] = beyond_fitted_scale_to_json(*r.beyond_fitted_scale);
   return out;
 }
@@ -227,6 +249,7 @@ std::string report_table(const Report& r) {
                                          interval_factor(r.interval_log_sd))
                            : std::string());
   if (r.unfitted_network) out << unfitted_network_note(*r.unfitted_network) << "\n";
+  if (r.unfitted_device) out << unfitted_device_note(*r.unfitted_device) << "\n";
   if (r.beyond_fitted_scale) out << beyond_fitted_scale_note(*r.beyond_fitted_scale) << "\n";
   if (r.assumed_rate) out << assumed_rate_note(*r.assumed_rate) << "\n";
   for (const auto& [what, note] : r.alternative_notes) out << note << "\n";

@@ -36,7 +36,7 @@ struct PointResult {
   double images_per_sec = 0.0;
   double speedup = 0.0;
   double efficiency = 0.0;
-  double speedup_over_one_node = 0.0;  // against the largest one-node point of the sweep (0 when it has none)
+  double speedup_over_one_node = 0.0;  // over one full node of workers (simulated if the sweep lacks it); 0 within one node
   double compute_s = 0.0;       // compute time per iteration of the critical worker
   double exposed_comm_s = 0.0;  // iteration_s not covered by the critical worker's compute
   double jitter_wait_s = 0.0;   // of exposed_comm_s: the expected wait for the slowest worker (sim/jitter.hpp)
@@ -109,6 +109,27 @@ struct UnfittedNetwork {
 std::string unfitted_network_note(const UnfittedNetwork& unfitted);
 Json unfitted_network_to_json(const UnfittedNetwork& unfitted);
 
+// A GPU whose calibration entry the calibration did not fit (sim::Calibration::fitted_networks lists the entries it
+// fitted): the entry its efficiencies come from instead ("family:hopper", "default"), the entries the calibration
+// did fit, and the cross-device transfer error: how far off the left-out-family folds ("family!=...") of
+// `transfer_source`'s cross-validation predicted the devices of a family the fit never saw (their runs and MAPE),
+// and the spread the interval is drawn from (interval_log_sd; 0: no such folds, no interval).
+struct UnfittedDevice {
+  std::string device;
+  std::string family;
+  std::string entry;
+  std::vector<std::string> fitted;
+  std::string transfer_source;
+  int transfer_runs = 0;
+  double transfer_mape = 0.0;  // percent
+  double interval_log_sd = 0.0;
+};
+
+// "H100-SXM5-80GB (hopper) is not a device the calibration was fitted on (it fitted Tesla K80 (one GK210)): its
+// efficiencies are the entry "default"'s; ...".
+std::string unfitted_device_note(const UnfittedDevice& unfitted);
+Json unfitted_device_to_json(const UnfittedDevice& unfitted);
+
 // A sweep that goes beyond the scale of the runs its calibration was fitted on for the scenario's stack
 // (sim::Calibration::fitted_scale): the largest node and GPU counts among those runs (0: no run of the stack), and
 // the sweep's largest point. What grows with scale there (the exchange's tail, the wait for the slowest of more
@@ -145,6 +166,8 @@ struct Report {
   std::optional<DispatchBeyondSupport> dispatch_beyond;
   // Set where the scenario's network is not among those the calibration was fitted on for its device.
   std::optional<UnfittedNetwork> unfitted_network;
+  // Set where the scenario's GPU is not one the calibration was fitted on (its interval from the transfer error).
+  std::optional<UnfittedDevice> unfitted_device;
   // Set where the sweep goes beyond the scale of the calibration's runs of the scenario's stack.
   std::optional<BeyondFittedScale> beyond_fitted_scale;
   // One line per alternative the points were also simulated under (PointResult::alternatives): what and why.

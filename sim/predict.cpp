@@ -9,11 +9,13 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <tuple>
 
 #include "core/error.hpp"
 #include "sim/compute_model.hpp"
 #include "sim/fast/runner.hpp"
 #include "sim/jitter.hpp"
+#include "sim/memory_fit.hpp"
 #include "sim/point_pool.hpp"
 #include "sim/stacks.hpp"
 
@@ -137,7 +139,8 @@ WorkerStep worker_step(const plan::Scenario& scenario, const Calibration& calibr
 WorkspaceCap workspace_cap(const WorkerStep& step) {
   WorkspaceCap out;
   out.stack = step.stack;
-  const DeviceEfficiency& eff = step.run.device(step.point.cluster.spec().node.device.name);
+  const topology::DeviceType& device = step.point.cluster.spec().node.device;
+  const DeviceEfficiency& eff = step.run.device(device.name, device.family);
   out.cap_bytes = eff.workspace_limit_bytes;
   if (eff.winograd_gain <= 0.0) return out;
   for (const plan::Item& item : step.point.plan.program(0).items) {
@@ -159,7 +162,7 @@ DispatchCost dispatch_cost(const WorkerStep& step) {
   const RunOptions run = scenario_run_options(step.point.scenario, RunOptions{});  // its data and precision
   const Processor processor = endpoint_processor(step.point.plan.endpoints.at(0), step.point.cluster,
                                                  run.arithmetic);
-  const DeviceEfficiency& eff = step.run.device(processor.name);
+  const DeviceEfficiency& eff = step.run.device(processor.name, processor.family);
   if (processor.is_cpu || eff.dispatch_s <= 0.0) return out;
   out.per_op_s = eff.dispatch_s;
   DeviceEfficiency without = eff;
@@ -224,7 +227,8 @@ std::optional<report::UnfittedNetwork> unfitted_network_named(const std::string&
 }  // namespace
 
 std::optional<report::UnfittedNetwork> unfitted_network(const WorkerStep& step, const Calibration& calibration) {
-  return unfitted_network_named(step.point.model.name, step.point.cluster.spec().node.device.name, calibration);
+  const topology::DeviceType& d = step.point.cluster.spec().node.device;
+  return unfitted_network_named(step.point.model.name, calibration.device_key(d.name, d.family), calibration);
 }
 
 std::optional<report::BeyondFittedScale> beyond_fitted_scale(const std::string& stack, int nodes, int gpus,
@@ -239,8 +243,53 @@ std::optional<report::BeyondFittedScale> beyond_fitted_scale(const std::string& 
   return out;
 }
 
-double interval_log_sd(const std::optional<report::UnfittedNetwork>& unfitted, const Calibration& calibration) {
-  return unfitted && unfitted->interval_log_sd > 0.0 ? unfitted->interval_log_sd : calibration.prediction_log_sd;
+double interval_log_sd(const std::optional<report::UnfittedNetwork>& unfitted, const Calibration& calibration,
+                       const std::optional<report::UnfittedDevice>& device) {
+  const double network =
+      unfitted && unfitted->interval_log_sd > 0.0 ? unfitted->interval_log_sd : calibration.prediction_log_sd;
+  return device ? std::max(network, device->interval_log_sd) : network;
+}
+
+namespace {
+
+// The runs, MAPE and RMS log spread of the left-out-family folds of `c`'s cross-validation (runs 0: none).
+std::tuple<int, double, double> transfer_error(const Calibration& c) {
+  int runs = 0;
+  double mape = 0.0, squares = 0.0;
+  for (const Calibration::Fold& f : c.cross_validation_folds) {
+    if (!f.fold.starts_with("family!=") || f.runs <= 0 || f.log_sd <= 0.0) continue;
+    runs += f.runs;
+    mape += f.runs * f.mape;
+    squares += f.runs * f.log_sd * f.log_sd;
+  }
+  if (runs == 0) return {0, 0.0, 0.0};
+  return {runs, mape / runs, std::sqrt(squares / runs)};
+}
+
+}  // namespace
+
+std::optional<report::UnfittedDevice> unfitted_device(const WorkerStep& step, const Calibration& calibration) {
+  const topology::NodeSpec& node = step.point.cluster.spec().node;
+  if (node.device_prefix != "gpu") return std::nullopt;
+  const std::string entry = calibration.device_key(node.device.name, node.device.family);
+  const auto fitted = calibration.fitted_networks.find(entry);
+  if (fitted != calibration.fitted_networks.end() && !fitted->second.empty()) return std::nullopt;
+  report::UnfittedDevice out{node.device.name, node.device.family, entry, {}, "", 0, 0.0, 0.0};
+  for (const auto& [key, networks] : calibration.fitted_networks)
+    if (!networks.empty()) out.fitted.push_back(key);
+  auto [runs, mape, log_sd] = transfer_error(calibration);
+  out.transfer_source = "the calibration";
+  if (runs == 0)
+    for (const ShippedCalibration& s : shipped_calibrations()) {
+      std::tie(runs, mape, log_sd) = transfer_error(s.calibration);
+      if (runs == 0) continue;
+      out.transfer_source = "calibrations/" + s.name + ".json";
+      break;
+    }
+  out.transfer_runs = runs;
+  out.transfer_mape = mape;
+  out.interval_log_sd = log_sd;
+  return out;
 }
 
 Calibration without_dispatch(const Calibration& calibration, const std::string& stack) {
@@ -286,10 +335,20 @@ Calibration at_network_rate(const Calibration& calibration, const report::Assume
   return c;
 }
 
+// The workers of one full node: the scenario's GPUs per node, else every device of the cluster's node.
+int full_node_gpus(const plan::Scenario& scenario) {
+  if (scenario.gpus_per_node > 0) return scenario.gpus_per_node;
+  return plan::load_scenario_cluster_spec(scenario).node.devices_per_node;
+}
+
 int predict_simulations(const plan::Scenario& scenario, const std::vector<int>& gpus, const Calibration& calibration) {
   const topology::ClusterSpec spec = plan::load_scenario_cluster_spec(scenario);
   const bool ranged = assumed_rate(spec).has_value();
   int n = std::find(gpus.begin(), gpus.end(), 1) != gpus.end() ? 0 : 1;
+  const int node_gpus = full_node_gpus(scenario);
+  if (node_gpus > 1 && std::find(gpus.begin(), gpus.end(), node_gpus) == gpus.end() &&
+      std::any_of(gpus.begin(), gpus.end(), [&](int g) { return g > node_gpus; }))
+    ++n;
   for (int g : gpus) n += ranged && plan::cluster_nodes_needed(scenario, spec.node.devices_per_node, g) > 1 ? 3 : 1;
   n += static_cast<int>(model_alternatives(scenario, calibration).size() * gpus.size());
   return n;
@@ -305,10 +364,12 @@ report::Report predict(const plan::Scenario& scenario, const PredictOptions& opt
   report.stack = run_stack(scenario, one_gpu);
   report.assumed_rate = assumed_rate(one_gpu.spec());
   const WorkerStep step = worker_step(scenario, options.calibration);  // the dispatch's reach and the alternatives
+  check_memory_fit(scenario, step.point.model, step.point.cluster.spec().node);
   report.dispatch_beyond = dispatch_beyond_support(dispatch_cost(step), scenario.batch_per_gpu, options.calibration);
   report.calibration_source = options.calibration_source;
   report.unfitted_network = unfitted_network(step, options.calibration);
-  report.interval_log_sd = interval_log_sd(report.unfitted_network, options.calibration);
+  report.unfitted_device = unfitted_device(step, options.calibration);
+  report.interval_log_sd = interval_log_sd(report.unfitted_network, options.calibration, report.unfitted_device);
   const std::vector<int> gpus = sweep_of(scenario, options.gpus);
   double base_images_per_sec = 0.0;
   for (int g : gpus) {
@@ -350,15 +411,25 @@ report::Report predict(const plan::Scenario& scenario, const PredictOptions& opt
     base_images_per_sec = simulate_point_forked(scenario, 1, options.calibration, quiet, options.fidelity).images_per_sec;
     if (options.on_point) options.on_point(1);
   }
-  // The largest one-node point, for multi-node speedups as papers report them (BSC: 16 nodes over one node).
-  const report::PointResult* one_node = nullptr;
+  // Multi-node speedups as papers report them (BSC: 16 nodes over one node) are over one full node of workers, simulated
+  // where the sweep has no such point.
+  const int node_gpus = full_node_gpus(scenario);
+  double node_images_per_sec = 0.0;
   for (const report::PointResult& p : report.predictions)
-    if (p.nodes == 1 && (one_node == nullptr || p.gpus > one_node->gpus)) one_node = &p;
-  const double node_images_per_sec = one_node != nullptr ? one_node->images_per_sec : 0.0;
+    if (p.gpus == node_gpus) node_images_per_sec = p.images_per_sec;
+  const bool beyond_node = std::any_of(report.predictions.begin(), report.predictions.end(),
+                                       [&](const report::PointResult& p) { return p.gpus > node_gpus; });
+  if (node_images_per_sec == 0.0 && beyond_node) {
+    node_images_per_sec =
+        node_gpus == 1 ? base_images_per_sec
+                       : simulate_point_forked(scenario, node_gpus, options.calibration, quiet, options.fidelity)
+                             .images_per_sec;
+    if (options.on_point && node_gpus != 1) options.on_point(node_gpus);
+  }
   for (report::PointResult& p : report.predictions) {
     p.speedup = p.images_per_sec / base_images_per_sec;
     p.efficiency = p.speedup / p.gpus;
-    if (node_images_per_sec > 0.0 && p.nodes > 1) p.speedup_over_one_node = p.images_per_sec / node_images_per_sec;
+    if (node_images_per_sec > 0.0 && p.gpus > node_gpus) p.speedup_over_one_node = p.images_per_sec / node_images_per_sec;
   }
   add_time_to_target(scenario, report);
   return report;

@@ -134,14 +134,21 @@ std::optional<report::DispatchBeyondSupport> dispatch_beyond_support(const Dispa
 // device (it was not fitted there, or does not say) or lists this one.
 // Takes the step predict and validate lower anyway (its model and cluster loaded: worker_step).
 std::optional<report::UnfittedNetwork> unfitted_network(const WorkerStep& step, const Calibration& calibration);
+// Where the scenario's GPU is not one the calibration fitted (its calibration entry, Calibration::device_key, has no
+// fitted networks): the entry it takes and the cross-device transfer error, from the calibration's own
+// left-out-family folds ("family!=...") or else the shipped modern calibration's. nullopt for a fitted device and
+// for a CPU (the CPU executor's runs calibrate it: calibrate/README.md).
+std::optional<report::UnfittedDevice> unfitted_device(const WorkerStep& step, const Calibration& calibration);
 // Where a sweep's largest point (`nodes`, `gpus`) goes beyond the scale of the calibration's runs of `stack`
 // (Calibration::fitted_scale; a stack without runs there: any point); nullopt where it does not, or where the
 // calibration does not record the scale of its runs.
 std::optional<report::BeyondFittedScale> beyond_fitted_scale(const std::string& stack, int nodes, int gpus,
                                                              const Calibration& calibration);
 // The spread (log sd) of a prediction's 90% interval: the left-out-network folds' where the network is unfitted and
-// theirs is wider than the calibration's pooled one (UnfittedNetwork::interval_log_sd set), else the pooled one.
-double interval_log_sd(const std::optional<report::UnfittedNetwork>& unfitted, const Calibration& calibration);
+// theirs is wider than the calibration's pooled one (UnfittedNetwork::interval_log_sd set), else the pooled one; for
+// a GPU the calibration did not fit, at least the cross-device transfer error (UnfittedDevice::interval_log_sd).
+double interval_log_sd(const std::optional<report::UnfittedNetwork>& unfitted, const Calibration& calibration,
+                       const std::optional<report::UnfittedDevice>& device = std::nullopt);
 
 // `calibration` without the dispatch of stack `stack`.
 Calibration without_dispatch(const Calibration& calibration, const std::string& stack);

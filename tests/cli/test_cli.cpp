@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -153,13 +154,13 @@ TEST_CASE("predict says when a framework's dispatch is a large share of the step
   const Result mxnet = run("predict " + scenario("mx8.json", "mxnet", 8));
   REQUIRE(mxnet.code == 0);
   CHECK(mxnet.out.find("dispatch") == std::string::npos);
-  // Beyond the 22% it adds on the calibration's own runs, the report covers the prediction without it too (a line
+  // Beyond the 21% it adds on the calibration's own runs, the report covers the prediction without it too (a line
   // of the table, so -q keeps it, where the note on standard error goes).
-  CHECK(small.out.find("more than the 22% of any run its calibration was fitted on") != std::string::npos);
+  CHECK(small.out.find("more than the 21% of any run its calibration was fitted on") != std::string::npos);
   const Result quiet = run("predict -q " + (dir / "tf8.json").string());
   REQUIRE(quiet.code == 0);
   CHECK(quiet.out.find("predict: tensorflow's dispatch (") == std::string::npos);
-  CHECK(quiet.out.find("tensorflow's dispatch adds 39% of the step's compute at batch 8") != std::string::npos);
+  CHECK(quiet.out.find("tensorflow's dispatch adds 38% of the step's compute at batch 8") != std::string::npos);
   fs::remove_all(dir);
 }
 
@@ -444,4 +445,72 @@ TEST_CASE("predict and describe name the stack whose default sums a node's gradi
   const auto d = run("describe " + path + " --json -");
   REQUIRE(d.code == 0);
   CHECK(d.out.find("\"local_aggregation\": true") != std::string::npos);
+}
+
+TEST_CASE("validate without --calibration predicts each run with its device's calibration and tells in-sample runs "
+          "from held-out ones, and --report writes the table too",
+          "[cli]") {
+  const fs::path reference = fs::path(SCALETWIN_SOURCE_DIR) / ".." / "shared" / "reference";
+  if (!fs::exists(reference / "mxnet-k80-single.json")) {
+    WARN("skipped: " << reference.string() << " is not there");
+    return;
+  }
+  const fs::path dir = scratch();
+  // Two of the K80 runs the shipped calibration was fitted on, and one of the same configuration under another id:
+  // the same prediction, but not in the calibration's data.
+  const std::string mixed = write(dir / "k80.json", R"({"format": "scaletwin-measurements/1", "runs": [
+    {"id": "mxnet12-k80-resnet50-bs32-1gpu", "cluster": "aws-p2.xlarge", "nodes": 1, "gpus_per_node": 1, "model": "resnet50",
+     "framework": "mxnet", "batch_per_gpu": 32, "scheme": {"name": "allreduce", "algorithm": "ring"},
+     "data": "synthetic", "images_per_sec": 50.0},
+    {"id": "mine", "cluster": "aws-p2.xlarge", "nodes": 1, "gpus_per_node": 1, "model": "resnet50",
+     "framework": "mxnet", "batch_per_gpu": 32, "scheme": {"name": "allreduce", "algorithm": "ring"},
+     "data": "synthetic", "images_per_sec": 50.0}]})");
+  const Result r = run("validate --measurements " + mixed + " --json " + (dir / "v.json").string() + " --report " +
+                       (dir / "report").string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("validate: 2 runs predicted with calibrations/k80.json (shipped)") != std::string::npos);
+  std::ifstream in(dir / "v.json");
+  const auto j = nlohmann::json::parse(in);
+  REQUIRE(j.at("runs").size() == 2);
+  for (const auto& row : j.at("runs")) CHECK(row.at("calibration") == "calibrations/k80.json (shipped)");
+  CHECK(j.at("runs").at(0).at("predicted_images_per_sec") == j.at("runs").at(1).at("predicted_images_per_sec"));
+  // Whether the shipped file lists the ids it was fitted on decides what is known: where it does, the one is in, the
+  // other out, and the MAPE of each part is given apart.
+  if (j.at("runs").at(0).contains("in_sample")) {
+    CHECK(j.at("runs").at(0).at("in_sample") == true);
+    CHECK(j.at("runs").at(1).at("in_sample") == false);
+    CHECK(j.at("in_sample").at("runs") == 1);
+    CHECK(j.at("held_out").at("runs") == 1);
+  }
+  CHECK(fs::exists(dir / "report" / "report.json"));
+  CHECK(fs::exists(dir / "report" / "report.html"));
+  std::ifstream txt(dir / "report" / "report.txt");
+  const std::string table((std::istreambuf_iterator<char>(txt)), std::istreambuf_iterator<char>());
+  CHECK(table.find("MAPE") != std::string::npos);
+  CHECK(table.find("mine") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("vs 1 node is over one full node of workers, simulated where the sweep has no such point", "[cli]") {
+  const std::string scenario = (fs::path(SCALETWIN_SOURCE_DIR) / "scenarios" / "bsc-resnet50-sync-ps.json").string();
+  const auto over_node = [&](const std::string& gpus) {
+    const Result r = run("predict " + scenario + " --gpus " + gpus + " -q --json -");
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    std::map<int, double> by_gpus;
+    for (const auto& p : j.at("predictions")) by_gpus[p.at("gpus")] = p.at("speedup_over_one_node");
+    return by_gpus;
+  };
+  const auto with_node = over_node("4,64");      // the node of 4 K80s is in the sweep
+  const auto without_node = over_node("1,64");   // ... or not: then it is simulated, not replaced by one GPU
+  const auto from_two = over_node("2,8");        // nor by the smallest point
+  CHECK(with_node.at(4) == 0.0);                 // within one node: no multi-node speedup
+  CHECK(with_node.at(64) > 10.0);
+  CHECK(without_node.at(64) == Approx(with_node.at(64)).epsilon(1e-9));
+  CHECK(without_node.at(1) == 0.0);
+  CHECK(from_two.at(2) == 0.0);
+  const auto with_eight = over_node("4,8");
+  CHECK(from_two.at(8) == Approx(with_eight.at(8)).epsilon(1e-9));
+  CHECK(from_two.at(8) < 2.0);  // 2 nodes over one: at most 2x
 }
