@@ -1,9 +1,9 @@
-// The figures README.md and calibrate/README.md quote for the shipped K80 calibration, recomputed from the binary,
-// so a change that moves one past its stated precision fails here: the in-sample error on the published runs, per
-// framework and model, and its interval coverage, the held-out predictions' error and coverage (from the shipped
-// files), the two instance types each left out of a fit, BSC's 16-node speedup with and without the 1 Gbit/s
-// what-if, TensorFlow on p2.xlarge at 1 and 10 Gbit/s (and the interval that covers both), and the share of a step
-// TensorFlow's dispatch adds.
+// The figures docs/results/*.md, docs/reference/stacks.md and calibrate/README.md quote for the shipped K80
+// calibration, recomputed from the binary, so a change that moves one past its stated precision fails here: the
+// in-sample error on the published runs, per framework and model, and its interval coverage, the held-out predictions'
+// error and coverage (from the shipped files), the two instance types each left out of a fit, BSC's 16-node speedup
+// with and without the 1 Gbit/s what-if, TensorFlow on p2.xlarge at 1 and 10 Gbit/s (and the interval that covers
+// both), and the share of a step TensorFlow's dispatch adds.
 #include <catch2/catch.hpp>
 
 #include "run_binary.hpp"
@@ -55,7 +55,8 @@ double speedup_16_nodes(const std::string& scenario) {
 
 }  // namespace
 
-TEST_CASE("README: BSC's 16-node speedup with the shipped calibration and under the network and placement what-ifs",
+TEST_CASE("docs/results/k80.md: BSC's 16-node speedup with the shipped calibration and under the network and "
+          "placement what-ifs",
           "[cli]") {
   CHECK(speedup_16_nodes("scenarios/bsc-resnet50-sync-ps.json") == Approx(14.76).margin(0.01));
   CHECK(speedup_16_nodes("scenarios/what-if/bsc-resnet50-sync-ps-1gbe.json") == Approx(10.43).margin(0.01));
@@ -63,7 +64,8 @@ TEST_CASE("README: BSC's 16-node speedup with the shipped calibration and under 
   CHECK(speedup_16_nodes("scenarios/what-if/bsc-resnet50-sync-ps-1gbe-whole.json") == Approx(5.48).margin(0.01));
 }
 
-TEST_CASE("README: TensorFlow on 8 and 64 p2.xlarge under the assumed 1 Gbit/s and the 10 Gbit/s and sliced what-ifs",
+TEST_CASE("docs/results/k80.md: TensorFlow on 8 and 64 p2.xlarge under the assumed 1 Gbit/s and the 10 Gbit/s and "
+          "sliced what-ifs",
           "[cli]") {
   const auto slow = predict_json("scenarios/tf-p2x-resnet50-ps.json", "1,8,64");
   const auto fast = predict_json("scenarios/what-if/tf-p2x-resnet50-ps-10gbe.json", "1,8,64");
@@ -89,7 +91,7 @@ TEST_CASE("README: TensorFlow on 8 and 64 p2.xlarge under the assumed 1 Gbit/s a
     CHECK(p.at("images_per_sec_interval").at(0).get<double>() < rate);
     CHECK(p.at("images_per_sec_interval").at(1).get<double>() > range.at(1).get<double>());
   }
-  CHECK(slow.at("predictions").at(2).at("images_per_sec").get<double>() == Approx(357).margin(0.5));  // README
+  CHECK(slow.at("predictions").at(2).at("images_per_sec").get<double>() == Approx(357).margin(0.5));  // k80.md
   CHECK(fast.at("predictions").at(2).at("images_per_sec").get<double>() == Approx(2424).margin(0.5));
   const auto& at64 = slow.at("predictions").at(2).at("images_per_sec_interval");
   CHECK(at64.at(0).get<double>() == Approx(303).margin(0.5));
@@ -100,7 +102,9 @@ TEST_CASE("README: TensorFlow on 8 and 64 p2.xlarge under the assumed 1 Gbit/s a
   CHECK(speedup(sliced, 2) == Approx(36.3).margin(0.05));
 }
 
-TEST_CASE("README: the share of a ResNet-50 step that TensorFlow's dispatch adds at batch 8 32 and 64", "[cli]") {
+TEST_CASE("docs/reference/stacks.md: the share of a ResNet-50 step that TensorFlow's dispatch adds at batch 8 32 "
+          "and 64",
+          "[cli]") {
   const fs::path dir = fs::temp_directory_path() / ("scaletwin_dispatch_" + std::to_string(getpid()));
   fs::create_directories(dir);
   const auto note = [&](int batch) {
@@ -115,8 +119,10 @@ TEST_CASE("README: the share of a ResNet-50 step that TensorFlow's dispatch adds
   fs::remove_all(dir);
 }
 
-// README and calibrate/README: beyond the dispatch's support (21.0%) the interval covers the prediction without it.
-TEST_CASE("README: TensorFlow's ResNet-50 (v1) at batch 4 8 and 16 with and without the dispatch", "[cli]") {
+// docs/reference/stacks.md and calibrate/README: beyond the dispatch's support (21.0%) the interval covers the
+// prediction without it.
+TEST_CASE("docs/reference/stacks.md: TensorFlow's ResNet-50 (v1) at batch 4 8 and 16 with and without the dispatch",
+          "[cli]") {
   const fs::path dir = fs::temp_directory_path() / ("scaletwin_support_" + std::to_string(getpid()));
   fs::create_directories(dir);
   const auto point = [&](int batch) {
@@ -223,7 +229,7 @@ TEST_CASE("calibrate/README: the held-out predictions' MAPE and how many lie ins
 }
 
 // An instance type the fit never saw: each fold fits on the other type's runs and MXNet's and predicts this one's.
-TEST_CASE("calibrate/README and README: an instance type left out of the fit", "[cli]") {
+TEST_CASE("calibrate/README and docs/results/k80.md: an instance type left out of the fit", "[cli]") {
   const fs::path reference = fs::path(kSource) / ".." / "shared" / "reference";
   if (!fs::exists(reference / "k80-train.json")) {
     WARN("skipped: " << reference.string() << " is not there");
@@ -267,7 +273,9 @@ std::pair<double, double> time_and_rate_ratio(const std::string& scenario) {
 
 }  // namespace
 
-TEST_CASE("README: Campos et al.'s training time from 1 to 16 nodes, synchronous and mixed-asynchronous", "[cli]") {
+TEST_CASE("docs/results/time-to-accuracy.md: Campos et al.'s training time from 1 to 16 nodes, synchronous and "
+          "mixed-asynchronous",
+          "[cli]") {
   const auto [sync_time, sync_rate] = time_and_rate_ratio("scenarios/bsc-resnet50-time-to-accuracy-sync.json");
   CHECK(sync_time == Approx(11.99).margin(0.05));
   CHECK(sync_rate == Approx(14.76).margin(0.01));
@@ -301,8 +309,9 @@ TEST_CASE("studies/time-to-accuracy/README: the convergence model on the held-ou
   CHECK(cnn6.at("inside_interval") == 10);
 }
 
-// README: MXNet's dist kvstore sums a node's GPUs first where the scheme does not say; stated false, 16 pushes.
-TEST_CASE("README: MXNet's ResNet-152 on 2 p2.16xlarge with and without local aggregation", "[cli]") {
+// docs/reference/stacks.md: MXNet's dist kvstore sums a node's GPUs first where the scheme does not say; stated false,
+// 16 pushes.
+TEST_CASE("docs/reference/stacks.md: MXNet's ResNet-152 on 2 p2.16xlarge with and without local aggregation", "[cli]") {
   const fs::path dir = fs::temp_directory_path() / ("scaletwin_mx_" + std::to_string(getpid()));
   fs::create_directories(dir);
   const auto rate = [&](const std::string& extra) {
