@@ -5,11 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <regex>
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "core/json_reader.hpp"
 
 namespace scaletwin::calibrate {
@@ -138,11 +138,7 @@ CollectiveBench parse_collective_bench_json(const std::string& text, const std::
 }
 
 CollectiveBench load_collective_bench(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, "", "a readable collective benchmark file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = read_input_file(path, "collective benchmark file");
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '{') return parse_collective_bench_json(text, path);
   if (text.find("# all-reduce of float32") != std::string::npos) return parse_bench_allreduce_text(text, path);

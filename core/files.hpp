@@ -1,5 +1,9 @@
 // Output files are written whole or not at all: content goes to a temporary name beside the target, is flushed,
 // and is renamed over it. A crash never leaves half a file. "-" means standard output.
+//
+// Input files are read whole through read_input_file, which accepts only regular files of bounded size: a device
+// (/dev/zero), a FIFO or a directory named as an input is refused at once instead of being read until memory runs
+// out.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +12,14 @@
 namespace scaletwin {
 
 void write_file_atomic(const std::string& path, const std::string& content);
+
+// The largest input file any reader accepts: real scenarios, models and clusters are kilobytes, the largest shipped
+// measurements file (../shared/reference/modern/throughput.json) 1.4 MB.
+inline constexpr int64_t kMaxInputFileBytes = int64_t{64} << 20;
+
+// The whole content of the input file `path`, described as `what` in messages ("JSON file"). It must be a regular
+// file (a symlink to one is followed) of at most max_bytes; InputError naming the file and the reason otherwise.
+std::string read_input_file(const std::string& path, const std::string& what, int64_t max_bytes = kMaxInputFileBytes);
 
 // Resolves `path` relative to the directory of `relative_to_file` unless it is absolute.
 std::string resolve_relative(const std::string& path, const std::string& relative_to_file);

