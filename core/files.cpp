@@ -16,28 +16,86 @@
 
 namespace scaletwin {
 
+namespace {
+
+namespace fs = std::filesystem;
+
+// `path` with the symlinks of its last component followed (a relative link target is read against the link's
+// directory), so that an output named by a symlink replaces the link's target and keeps the link.
+fs::path follow_symlinks(const std::string& path) {
+  fs::path p(path);
+  for (int hops = 0; hops < 40; ++hops) {  // Linux's own limit
+    std::error_code ec;
+    if (!fs::is_symlink(fs::symlink_status(p, ec))) return p;
+    const fs::path to = fs::read_symlink(p, ec);
+    if (ec) throw InputError(path, "", fmt::format("a writable output path (cannot read the symlink: {})", ec.message()));
+    p = to.is_absolute() ? to : p.parent_path() / to;
+  }
+  throw InputError(path, "", "a writable output path (too many levels of symbolic links)");
+}
+
+// Writes all of `content` to `fd`; false (errno set) on failure.
+bool write_all(int fd, const std::string& content) {
+  for (size_t done = 0; done < content.size();) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// A device, FIFO or socket is written in place: replacing /dev/null with a regular file, or a FIFO a reader waits
+// on, would be worse than any partial write.
+void write_in_place(const std::string& path, const fs::path& target, const std::string& content) {
+  const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(path, "", fmt::format("a writable output path ({})", std::strerror(errno)));
+  const bool ok = write_all(fd, content);
+  const int error = errno;
+  ::close(fd);
+  if (!ok) throw SystemError(fmt::format("{}: writing failed: {}", path, std::strerror(error)));
+}
+
+// Creates a temporary file beside `target` (O_EXCL: never an existing file or a planted symlink), its name cut so
+// that it stays within the 255 bytes a file name may have.
+std::pair<int, fs::path> create_temporary(const std::string& path, const fs::path& target) {
+  const std::string name = target.filename().string().substr(0, 200);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const fs::path tmp = target.parent_path() / fmt::format(".{}.tmp.{}.{}", name, getpid(), attempt);
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) return {fd, tmp};
+    if (errno != EEXIST)
+      throw InputError(path, "", fmt::format("a writable output path (cannot create a file in {}: {})",
+                                             target.parent_path().empty() ? "." : target.parent_path().string(),
+                                             std::strerror(errno)));
+  }
+  throw InputError(path, "", "a writable output path (100 temporary names beside it are taken)");
+}
+
+}  // namespace
+
 void write_file_atomic(const std::string& path, const std::string& content) {
   if (path == "-") {
-    std::cout << content << std::flush;
+    std::cout << content << std::flush;  // a failure shows in std::cout's state, checked when the command ends
     return;
   }
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path tmp = target.parent_path() / fmt::format(".{}.tmp.{}", target.filename().string(), getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw InputError(path, "", "a writable output path (cannot create a file there)");
-  const size_t written = std::fwrite(content.data(), 1, content.size(), f);
-  const bool ok = written == content.size() && std::fflush(f) == 0 && fsync(fileno(f)) == 0;
-  std::fclose(f);
-  if (!ok) {
-    std::remove(tmp.c_str());
-    throw SystemError(fmt::format("{}: writing failed (disk full?)", path));
+  const fs::path target = follow_symlinks(path);
+  struct stat st {};
+  const bool exists = ::stat(target.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) throw InputError(path, "", "a file to write (it is a directory)");
+  if (exists && !S_ISREG(st.st_mode)) return write_in_place(path, target, content);
+  const auto [fd, tmp] = create_temporary(path, target);
+  if (exists) (void)::fchmod(fd, st.st_mode & 07777);  // a replaced file keeps its permissions
+  const bool ok = write_all(fd, content) && ::fsync(fd) == 0;
+  const int error = errno;
+  if (::close(fd) != 0 || !ok) {
+    ::unlink(tmp.c_str());
+    throw SystemError(fmt::format("{}: writing failed: {}", path, std::strerror(ok ? errno : error)));
   }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw InputError(path, "", fmt::format("a writable output path ({})", ec.message()));
+  if (::rename(tmp.c_str(), target.c_str()) != 0) {
+    const int rename_error = errno;
+    ::unlink(tmp.c_str());
+    throw InputError(path, "", fmt::format("a writable output path ({})", std::strerror(rename_error)));
   }
 }
 

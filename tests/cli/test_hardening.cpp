@@ -85,3 +85,27 @@ TEST_CASE("F2: a measurements file nested 10^5 deep is refused with exit 2 by va
   }
   CHECK_FALSE(fs::exists(s.path("c.json")));
 }
+
+TEST_CASE("F3: --json through a symlink writes its target, and --json /dev/null leaves /dev/null a device",
+          "[cli][hardening]") {
+  const Scratch s;
+  const std::string target = s.write("target.json", "old");
+  fs::create_symlink(target, s.dir / "link.json");
+  const std::string collective = "collective --algo ring --ranks 4 --bytes 1MB --json ";
+  Result r = run(collective + s.path("link.json"));
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(fs::is_symlink(s.dir / "link.json"));
+  std::ifstream in(target);
+  const std::string written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(written.find("\"algorithm\": \"ring\"") != std::string::npos);
+  r = run(collective + "/dev/null");
+  CHECK(r.code == 0);
+  struct stat st {};
+  REQUIRE(stat("/dev/null", &st) == 0);
+  CHECK(S_ISCHR(st.st_mode));
+  // predict's --trace goes through the same writer.
+  r = run("predict " + s.write("s.json", kScenario) + " --gpus 2 --trace " + s.path("link.json"));
+  CHECK(r.code == 0);
+  CHECK(fs::is_symlink(s.dir / "link.json"));
+}

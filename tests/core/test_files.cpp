@@ -2,6 +2,7 @@
 // as inputs, documents nested deep enough to overflow a recursive copy, outputs that are symlinks or devices.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,6 +31,17 @@ struct Scratch {
     return (dir / name).string();
   }
 };
+
+std::string read_back(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+size_t entries(const fs::path& dir) {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++n;
+  return n;
+}
 
 std::string nested(int depth) { return std::string(static_cast<size_t>(depth), '[') + std::string(static_cast<size_t>(depth), ']'); }
 
@@ -91,4 +103,60 @@ TEST_CASE("documents nested deeper than the cap are refused while parsing, namin
   for (int i = 0; i < 200000; ++i) objects += R"({"a": )";
   m = input_error_message([&] { parse_json_text(objects, "objects.json"); });
   CHECK(m.find("objects.json at /a/a/a") != std::string::npos);
+}
+
+TEST_CASE("an output named by a symlink replaces the link's target and keeps the link", "[files]") {
+  const Scratch s;
+  const std::string target = s.write("target.json", "old");
+  fs::create_symlink("target.json", s.dir / "link.json");  // relative, read against the link's directory
+  fs::create_directories(s.dir / "sub");
+  fs::create_symlink("../link.json", s.dir / "sub" / "chain.json");  // a link to a link
+  write_file_atomic((s.dir / "link.json").string(), "new");
+  CHECK(fs::is_symlink(s.dir / "link.json"));
+  CHECK(read_back(target) == "new");
+  write_file_atomic((s.dir / "sub" / "chain.json").string(), "newer");
+  CHECK(fs::is_symlink(s.dir / "sub" / "chain.json"));
+  CHECK(fs::is_symlink(s.dir / "link.json"));
+  CHECK(read_back(target) == "newer");
+  // A dangling link creates its target.
+  fs::create_symlink(s.dir / "created.json", s.dir / "dangling.json");
+  write_file_atomic((s.dir / "dangling.json").string(), "made");
+  CHECK(fs::is_symlink(s.dir / "dangling.json"));
+  CHECK(read_back(s.dir / "created.json") == "made");
+  CHECK(entries(s.dir) == 5);  // target, link, sub, created, dangling: no temporary left beside them
+}
+
+TEST_CASE("an output that is a device or a FIFO is written in place, not replaced by a regular file", "[files]") {
+  const Scratch s;
+  write_file_atomic("/dev/null", "discarded");
+  struct stat st {};
+  REQUIRE(stat("/dev/null", &st) == 0);
+  CHECK(S_ISCHR(st.st_mode));
+  // A full device is a failure of the system (exit 3), not a silently lost output.
+  CHECK_THROWS_AS(write_file_atomic("/dev/full", "lost"), SystemError);
+  const fs::path fifo = s.dir / "fifo";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  const int reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  REQUIRE(reader >= 0);
+  write_file_atomic(fifo.string(), "through the pipe");
+  char buffer[64] = {};
+  CHECK(read(reader, buffer, sizeof buffer) == 16);
+  close(reader);
+  CHECK(std::string(buffer) == "through the pipe");
+  CHECK(fs::is_fifo(fifo));
+  CHECK(input_error_message([&] { write_file_atomic(s.dir.string(), "x"); }).find("a directory") != std::string::npos);
+}
+
+TEST_CASE("a replaced output keeps its permissions, and a 249-character name has a temporary name that fits",
+          "[files]") {
+  const Scratch s;
+  const std::string kept = s.write("kept.json", "old");
+  fs::permissions(kept, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  write_file_atomic(kept, "new");
+  CHECK(read_back(kept) == "new");
+  CHECK(fs::status(kept).permissions() == (fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read));
+  const fs::path long_name = s.dir / std::string(249, 'n');
+  write_file_atomic(long_name.string(), "long");
+  CHECK(read_back(long_name) == "long");
+  CHECK(entries(s.dir) == 2);
 }
