@@ -1,6 +1,11 @@
 // The scaletwin command: parses the command line, dispatches to one subcommand, maps errors to exit codes.
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <sstream>
 
@@ -41,10 +46,38 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& opti
   return out;
 }
 
+namespace {
+
+// A standard descriptor that is closed (`scaletwin ... >&-`) is held open on /dev/null for reading, so that writes
+// to it keep failing (EBADF) instead of landing in the first file the command opens, which would take its number.
+void hold_closed_standard_descriptors() {
+  for (int fd = 0; fd <= 2; ++fd)
+    if (::fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+      const int held = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+      if (held != fd && held >= 0) ::close(held);  // only the lowest free number is taken: fd itself
+    }
+}
+
+// The command's exit code, once standard output has been flushed: output that could not be written (standard
+// output closed, or a full disk or /dev/full) is a failure of the system (exit 3), never a silent success.
+int flush_standard_output(int code) {
+  errno = 0;
+  std::cout.flush();
+  const bool ok = std::cout.good() && std::fflush(stdout) == 0 && !std::ferror(stdout);
+  if (ok) return code;
+  const int error = errno;  // the first failure's, where the library kept it
+  std::cerr << "scaletwin: system error: standard output: writing failed"
+            << (error != 0 ? std::string(": ") + std::strerror(error) : std::string()) << "\n";
+  return code == kExitOk ? kExitSystem : code;
+}
+
+}  // namespace
+
 }  // namespace scaletwin::cli
 
 int main(int argc, char** argv) {
   using namespace scaletwin;
+  cli::hold_closed_standard_descriptors();
   CLI::App app{"scaletwin: predict, run and calibrate the scaling of CNN training on GPU clusters"};
   app.require_subcommand(1);
   cli::Action action;
@@ -65,7 +98,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : kExitBadInput;
   }
   try {
-    return action ? action() : kExitBadInput;
+    return cli::flush_standard_output(action ? action() : kExitBadInput);
   } catch (const InputError& e) {
     std::cerr << "scaletwin: error: " << e.what() << "\n";
     return kExitBadInput;

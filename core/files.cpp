@@ -28,7 +28,8 @@ fs::path follow_symlinks(const std::string& path) {
     std::error_code ec;
     if (!fs::is_symlink(fs::symlink_status(p, ec))) return p;
     const fs::path to = fs::read_symlink(p, ec);
-    if (ec) throw InputError(path, "", fmt::format("a writable output path (cannot read the symlink: {})", ec.message()));
+    if (ec)
+      throw InputError(path, "", fmt::format("a writable output path (cannot read the symlink: {})", ec.message()));
     p = to.is_absolute() ? to : p.parent_path() / to;
   }
   throw InputError(path, "", "a writable output path (too many levels of symbolic links)");
@@ -76,7 +77,11 @@ std::pair<int, fs::path> create_temporary(const std::string& path, const fs::pat
 
 void write_file_atomic(const std::string& path, const std::string& content) {
   if (path == "-") {
-    std::cout << content << std::flush;  // a failure shows in std::cout's state, checked when the command ends
+    errno = 0;
+    std::cout << content << std::flush;
+    const std::string reason = errno != 0 ? std::string(": ") + std::strerror(errno) : "";
+    if (!std::cout)  // standard output closed, or on a full disk or /dev/full
+      throw SystemError("standard output: writing failed" + reason);
     return;
   }
   const fs::path target = follow_symlinks(path);
@@ -128,7 +133,8 @@ struct Descriptor {
 std::string read_input_file(const std::string& path, const std::string& what, int64_t max_bytes) {
   // O_NONBLOCK: opening a FIFO with no writer would otherwise wait for one; a regular file ignores the flag.
   const Descriptor in{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
-  if (in.fd < 0) throw InputError(path, "", fmt::format("a readable {} (cannot open it: {})", what, std::strerror(errno)));
+  if (in.fd < 0)
+    throw InputError(path, "", fmt::format("a readable {} (cannot open it: {})", what, std::strerror(errno)));
   struct stat st {};
   if (::fstat(in.fd, &st) != 0)
     throw InputError(path, "", fmt::format("a readable {} (cannot stat it: {})", what, std::strerror(errno)));

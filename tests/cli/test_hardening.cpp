@@ -22,6 +22,11 @@ using scaletwin::test::Result;
 
 Result run(const std::string& args) { return scaletwin::test::run_scaletwin(args, "timeout 60 "); }
 
+// Runs with standard output redirected by `redirect` (">/dev/full", ">&-") while standard error is captured.
+Result run_with_stdout(const std::string& args, const std::string& redirect) {
+  return scaletwin::test::run_scaletwin(args, "timeout 60 sh -c 'exec \"$0\" \"$@\" " + redirect + "' ");
+}
+
 struct Scratch {
   fs::path dir = fs::temp_directory_path() / ("scaletwin_hardening_" + std::to_string(getpid()));
   Scratch() { fs::create_directories(dir); }
@@ -33,7 +38,8 @@ struct Scratch {
   }
 };
 
-const char* const kScenario = R"({"model": "lenet5", "cluster": "aws-p2.8xlarge", "nodes": 1, "sweep": {"gpus": [1, 2]}})";
+const char* const kScenario =
+    R"({"model": "lenet5", "cluster": "aws-p2.8xlarge", "nodes": 1, "sweep": {"gpus": [1, 2]}})";
 
 // A measurements file with one run whose extra field nests `depth` arrays.
 std::string deep_measurements(const Scratch& s, int depth) {
@@ -108,4 +114,27 @@ TEST_CASE("F3: --json through a symlink writes its target, and --json /dev/null 
   r = run("predict " + s.write("s.json", kScenario) + " --gpus 2 --trace " + s.path("link.json"));
   CHECK(r.code == 0);
   CHECK(fs::is_symlink(s.dir / "link.json"));
+}
+
+TEST_CASE("F4: output that cannot be written (standard output on /dev/full or closed) exits 3, not 0",
+          "[cli][hardening]") {
+  const Scratch s;
+  const std::string scenario = s.write("s.json", kScenario);
+  const std::vector<std::string> commands = {"collective --algo ring --ranks 4 --bytes 1MB --json -",
+                                            "collective --algo ring --ranks 4 --bytes 1MB",
+                                            "describe --model resnet50",
+                                            "describe --model resnet50 --json -",
+                                            "predict " + scenario + " --gpus 2",
+                                            "predict " + scenario + " --gpus 2 --json -"};
+  for (const std::string redirect : {">/dev/full", ">&-"}) {
+    for (const std::string& args : commands) {
+      INFO(args << " " << redirect);
+      const Result r = run_with_stdout(args, redirect);
+      INFO(r.out);
+      CHECK(r.code == 3);
+      CHECK(r.out.find("standard output: writing failed") != std::string::npos);
+    }
+  }
+  // The same commands with standard output on /dev/null succeed: the check is of the writes, not of the device.
+  CHECK(run_with_stdout("collective --algo ring --ranks 4 --bytes 1MB --json -", ">/dev/null").code == 0);
 }
