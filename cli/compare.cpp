@@ -2,11 +2,15 @@
 //
 //   scaletwin compare PREDICTION MEASUREMENTS [--json FILE]
 //
+// The runs joined must be the configuration predicted (model, cluster, batch per GPU, scheme, plan hash): else exit 2
+// naming the run's field, unless --allow-mismatch (then each mismatch is said on standard error).
 // PREDICTION: what `predict --json` writes (or DIR/report.json of `predict --report DIR`); MEASUREMENTS: a
 // measurements file (what `scaletwin run --json` writes). Prints predicted, measured and error for the iteration
 // time, images/s, the phases (compute, exposed communication, data, idle where the run has them) and the buckets
 // both sides time (calibrate/compare.hpp). --json: {"prediction", "measurements", "scenario", "rows": [{"gpus",
 // "run", "figure", "predicted", "measured", "error"}], "predicted_only_gpus", "measured_only_runs"}.
+#include <fmt/format.h>
+
 #include <iostream>
 
 #include "calibrate/compare.hpp"
@@ -21,10 +25,16 @@ struct CompareArgs {
   std::string prediction;
   std::string measurements;
   std::string json;
+  bool allow_mismatch = false;
 };
 
 int run_compare(const CompareArgs& a) {
-  const report::Comparison c = calibrate::compare_files(a.prediction, a.measurements);
+  std::vector<calibrate::Mismatch> mismatches;
+  const report::Comparison c =
+      calibrate::compare_files(a.prediction, a.measurements, a.allow_mismatch, &mismatches);
+  for (const calibrate::Mismatch& m : mismatches)
+    std::cerr << fmt::format("compare: {} at {}: {} against the prediction's {} (compared anyway: --allow-mismatch)\n",
+                             a.measurements, m.field, m.measured, m.predicted);
   if (!a.json.empty()) write_json_output(a.json, report::comparison_to_json(c));
   if (a.json != "-") std::cout << report::comparison_table(c);
   return kExitOk;
@@ -39,6 +49,9 @@ void add_compare_command(CLI::App& root, Action& action) {
       ->required();
   sub->add_option("measurements", args->measurements, "measurements file (scaletwin run --json)")->required();
   sub->add_option("--json", args->json, "write the JSON result to FILE ('-' = standard output)");
+  sub->add_flag("--allow-mismatch", args->allow_mismatch,
+                "compare runs whose model, cluster, batch per GPU, scheme or plan hash differ from the prediction's "
+                "(default: exit 2 naming the first)");
   sub->callback([&action, args] { action = [args] { return run_compare(*args); }; });
 }
 

@@ -121,12 +121,49 @@ TEST_CASE("compare reads what predict --json writes", "[cli]") {
   const double iteration_s = prediction.at("predictions")[1].at("iteration_s");
   Json m = measurements();
   m["runs"] = Json::array({m["runs"][0]});
-  m["runs"][0]["images_per_sec"] = 2.0 * 32.0 / (2.0 * iteration_s);  // measured twice the predicted time
+  m["runs"][0]["batch_per_gpu"] = 64;                                   // the scenario's
+  m["runs"][0]["images_per_sec"] = 2.0 * 64.0 / (2.0 * iteration_s);  // measured twice the predicted time
   const Result r = run_scaletwin("compare " + p + " " + write(dir / "m.json", m) + " --json -");
   REQUIRE(r.code == 0);
   const Json c = Json::parse(r.out);
   CHECK(row(c.at("rows"), "m2", "iteration_s").at("error") == Approx(-0.5));
   CHECK(c.at("predicted_only_gpus") == Json::array({1}));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("compare refuses a run of another configuration than the prediction's, naming the field, unless "
+          "--allow-mismatch",
+          "[cli]") {
+  const fs::path dir = scratch("mismatch");
+  const std::string p = (dir / "p.json").string();
+  REQUIRE(run_scaletwin("predict " + std::string(SCALETWIN_SOURCE_DIR) +
+                        "/scenarios/local-lenet5-ring.json --gpus 1,2 --quiet --json " + p)
+              .code == 0);
+  const auto with = [&](const std::string& field, const Json& value) {
+    Json m = measurements();
+    m["runs"] = Json::array({m["runs"][0]});
+    m["runs"][0]["batch_per_gpu"] = 64;
+    m["runs"][0][field] = value;
+    return write(dir / ("m-" + field + ".json"), m);
+  };
+  // Like with like: the scenario's model, cluster, batch and scheme compare; the figures are compared.
+  CHECK(run_scaletwin("compare " + p + " " + with("model", "lenet5")).code == 0);
+  const std::vector<std::pair<std::string, Json>> unlike = {
+      {"model", "resnet50"}, {"batch_per_gpu", 32}, {"cluster", "aws-p2.xlarge"},
+      {"scheme", {{"name", "ps"}, {"mode", "sync"}}}};
+  for (const auto& [field, value] : unlike) {
+    INFO(field);
+    const std::string m = with(field, value);
+    const Result r = run_scaletwin("compare " + p + " " + m);
+    CHECK(r.code == 2);
+    CHECK(r.out.find(m) != std::string::npos);
+    CHECK(r.out.find("/runs/0/" + field) != std::string::npos);
+    CHECK(r.out.find("--allow-mismatch") != std::string::npos);
+    const Result allowed = run_scaletwin("compare " + p + " " + m + " --allow-mismatch --json -");
+    CHECK(allowed.code == 0);
+    CHECK(allowed.out.find("/runs/0/" + field) != std::string::npos);
+    CHECK(Json::parse(allowed.out.substr(allowed.out.find('{'))).at("rows").size() > 0);
+  }
   fs::remove_all(dir);
 }
 
