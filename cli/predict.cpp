@@ -5,7 +5,9 @@
 //                     [--trace FILE] [--report DIR] [--json FILE] [--fidelity message|fast|auto] [--quiet]
 //                     [--layers]
 //
-// Without SCENARIO: plan::default_scenario(). Output: a table, or with --json the spec's
+// With several scenarios (predict A.json B.json ...): each one's sweep, side by side in one table, one JSON
+// ({"format": "scaletwin-predict-side-by-side/1", "differences", "reports"}) and with --report DIR one HTML page,
+// noting where they differ in more than the scheme. Without SCENARIO: plan::default_scenario(). Output: a table, or with --json the spec's
 // {"scenario", "predictions": [{"gpus", "nodes", "iteration_s", "images_per_sec", "speedup", "efficiency",
 // "compute_s", "exposed_comm_s", ...breakdowns}]}. --trace writes Chrome trace format (Perfetto: one track per
 // endpoint, one process per GPU count). --report DIR writes report.json, report.txt, trace.json and report.html
@@ -25,6 +27,7 @@
 #include "sim/predict.hpp"
 #include "sim/stacks.hpp"
 #include "report/html.hpp"
+#include "report/side_by_side.hpp"
 
 namespace scaletwin::cli {
 
@@ -35,6 +38,7 @@ constexpr double kDispatchNote = 0.10;
 
 struct PredictArgs {
   std::string scenario;
+  std::vector<std::string> more;  // predict A.json B.json ...: the scenarios after the first, side by side
   std::string gpus;
   std::string calibration;
   std::string trace;
@@ -91,8 +95,10 @@ void print_step_notes(const plan::Scenario& scenario, const sim::Calibration& ca
                              scenario.batch_per_gpu, 100.0 * dispatch.added_s / dispatch.compute_s);
 }
 
-int run_predict(const PredictArgs& a) {
-  plan::Scenario scenario = a.scenario.empty() ? plan::default_scenario() : plan::load_scenario(a.scenario);
+// A scenario file (or the default scenario) with its stack's defaults, grown to the GPU counts asked, and the options
+// predict runs it with: its device's calibration unless --calibration names one.
+std::pair<plan::Scenario, sim::PredictOptions> prepare(const std::string& path, const PredictArgs& a) {
+  plan::Scenario scenario = path.empty() ? plan::default_scenario() : plan::load_scenario(path);
   sim::apply_stack_defaults(scenario);
   sim::PredictOptions options;
   if (!a.gpus.empty()) options.gpus = parse_int_list(a.gpus, "--gpus");
@@ -108,6 +114,45 @@ int run_predict(const PredictArgs& a) {
   options.run.warmup = a.warmup;
   options.run.trace = !a.trace.empty() || !a.report_dir.empty();
   options.fidelity = sim::fidelity_from_name(a.fidelity);
+  return {std::move(scenario), std::move(options)};
+}
+
+// predict A.json B.json ...: each scenario's sweep, then one table, one JSON and one HTML page with them side by side
+// (report/side_by_side.hpp), with a note where they differ in more than the scheme.
+int run_side_by_side(const PredictArgs& a) {
+  if (a.layers) throw InputError("", "--layers", "one scenario (it lists one worker's step)");
+  if (!a.trace.empty()) throw InputError("", "--trace", "one scenario (--report DIR charts several)");
+  std::vector<std::string> paths = {a.scenario};
+  paths.insert(paths.end(), a.more.begin(), a.more.end());
+  std::vector<std::pair<plan::Scenario, sim::PredictOptions>> prepared;
+  for (const std::string& path : paths) prepared.push_back(prepare(path, a));  // every file checked before any runs
+  std::vector<report::Report> reports;
+  for (auto& [scenario, options] : prepared) {
+    options.run.trace = false;
+    const std::vector<int> sweep = sim::sweep_of(scenario, options.gpus);
+    Progress progress(fmt::format("predict {}", scenario.name),
+                      static_cast<size_t>(sim::predict_simulations(scenario, sweep, options.calibration)),
+                      progress_style_for_stderr(a.quiet));
+    options.on_point = [&progress](int) { progress.tick(); };
+    reports.push_back(sim::predict(scenario, options));
+    progress.finish();
+  }
+  if (!a.report_dir.empty()) {
+    std::filesystem::create_directories(a.report_dir);
+    const std::filesystem::path dir(a.report_dir);
+    write_json_output((dir / "report.json").string(), report::side_by_side_json(reports));
+    write_file_atomic((dir / "report.txt").string(), report::side_by_side_table(reports));
+    write_file_atomic((dir / "report.html").string(), report::report_html(reports, report::ReportContext{}));
+  }
+  if (a.json != "-") std::cout << report::side_by_side_table(reports);
+  if (!a.json.empty()) write_json_output(a.json, report::side_by_side_json(reports));
+  if (!a.json.empty() && a.json != "-") std::cerr << "predict: written " << a.json << "\n";
+  return kExitOk;
+}
+
+int run_predict(const PredictArgs& a) {
+  if (!a.more.empty()) return run_side_by_side(a);
+  auto [scenario, options] = prepare(a.scenario, a);
   if (!a.quiet) print_step_notes(scenario, options.calibration);
   if (a.layers) {  // one worker's step, op by op, instead of the sweep
     const std::vector<sim::OpCost> costs = sim::layer_costs(scenario, options.calibration);
@@ -163,6 +208,10 @@ void add_predict_command(CLI::App& root, Action& action) {
   auto args = std::make_shared<PredictArgs>();
   auto* sub = root.add_subcommand("predict", "simulate training iterations with SimGrid for every GPU count");
   sub->add_option("scenario", args->scenario, "scenario file (default: the built-in default scenario)");
+  sub->add_option("more", args->more,
+                  "more scenario files: every scenario's sweep side by side in one table, JSON and HTML report, with "
+                  "a note where they differ in more than the scheme (stack, calibration, model, batch, precision, "
+                  "cluster)");
   sub->add_option("--gpus", args->gpus, "comma-separated GPU counts (default: the scenario's sweep)");
   sub->add_option("--calibration", args->calibration,
                   "calibration file, shipped:NAME, or none (default: the shipped calibration of the scenario's device "
