@@ -2,12 +2,14 @@
 #include "calibrate/validate.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include "calibrate/simulate.hpp"
 #include "core/error.hpp"
 #include "report/report.hpp"
 #include "sim/predict.hpp"
+#include "sim/stacks.hpp"
 
 namespace scaletwin::calibrate {
 
@@ -102,7 +104,9 @@ report::Validation validate_runs(const std::vector<MeasuredRun>& runs,
       of.emplace_back(i, alt.what);
     }
     std::optional<report::UnfittedNetwork> unfitted = sim::unfitted_network(step, calibration);
-    row_log_sd[i] = sim::interval_log_sd(unfitted, calibration, sim::unfitted_device(step, calibration));
+    row_log_sd[i] = std::hypot(sim::interval_log_sd(unfitted, calibration, sim::unfitted_device(step, calibration)),
+                               sim::extrapolation_log_sd(sim::run_stack(jobs[i].scenario, step.point.cluster),
+                                                         points[i].nodes, points[i].gpus, calibration));
     if (!unfitted) continue;
     const auto same = std::find_if(v.unfitted_networks.begin(), v.unfitted_networks.end(), [&](const auto& u) {
       return u.first.network == unfitted->network && u.first.device == unfitted->device;

@@ -24,6 +24,7 @@ Json point_to_json(const PointResult& p, bool with_trace) {
             {"compute_s", p.compute_s},
             {"exposed_comm_s", p.exposed_comm_s},
             {"jitter_wait_s", p.jitter_wait_s},
+            {"extrapolation_log_sd", p.extrapolation_log_sd},
             {"sync", p.sync},
             {"fidelity", p.fidelity},
             {"plan_hash", p.plan_hash},
@@ -65,6 +66,7 @@ PointResult point_from_json(const Json& j) {
   p.compute_s = j.at("compute_s");
   p.exposed_comm_s = j.at("exposed_comm_s");
   p.jitter_wait_s = j.value("jitter_wait_s", 0.0);
+  p.extrapolation_log_sd = j.value("extrapolation_log_sd", 0.0);
   p.sync = j.at("sync");
   p.fidelity = j.at("fidelity");
   p.plan_hash = j.at("plan_hash");
@@ -109,6 +111,7 @@ std::pair<double, double> interval_ratios(double log_sd, double x, const std::ve
 }
 
 std::pair<double, double> interval_ratios(double log_sd, const PointResult& p) {
+  if (log_sd > 0.0) log_sd = std::hypot(log_sd, p.extrapolation_log_sd);
   return interval_ratios(log_sd, p.images_per_sec,
                          alternative_rates(p.range_low_images_per_sec, p.range_high_images_per_sec, p.alternatives));
 }
@@ -182,10 +185,17 @@ Json unfitted_network_to_json(const UnfittedNetwork& u) {
 std::string beyond_fitted_scale_note(const BeyondFittedScale& b) {
   const auto count = [](int n, const char* what) { return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s"); };
   const std::string sweep = fmt::format("the sweep goes to {} ({})", count(b.nodes, "node"), count(b.gpus, "GPU"));
+  const std::string growth =
+      b.growth_per_doubling > 0.0
+          ? fmt::format("; the interval widens by x{:.3f} per doubling of nodes or GPUs beyond it (in quadrature: the "
+                        "error per doubling of the cross-validation fold {})",
+                        interval_factor(b.growth_per_doubling), b.growth_fold)
+          : std::string();
   if (b.fitted_gpus == 0)
     return fmt::format("no run of {} is among those the calibration was fitted on, and {}: its costs are its stack "
                        "file's (stacks/{}.json), not fitted",
-                       b.stack, sweep, b.stack);
+                       b.stack, sweep, b.stack) +
+           growth;
   std::string note = fmt::format("{}'s runs in the calibration reach {} ({}); {}: beyond that scale the prediction "
                                  "extrapolates",
                                  b.stack, count(b.fitted_nodes, "node"), count(b.fitted_gpus, "GPU"), sweep);
@@ -195,12 +205,14 @@ std::string beyond_fitted_scale_note(const BeyondFittedScale& b) {
   else if (b.fitted_nodes == 1 && b.nodes > 1)
     note += fmt::format(", and {}'s costs across nodes are its stack file's (stacks/{}.json), fitted on no run",
                         b.stack, b.stack);
-  return note;
+  return note + growth;
 }
 
 Json beyond_fitted_scale_to_json(const BeyondFittedScale& b) {
-  return {{"stack", b.stack}, {"fitted_nodes", b.fitted_nodes}, {"fitted_gpus", b.fitted_gpus}, {"nodes", b.nodes},
-          {"gpus", b.gpus}};
+  Json j = {{"stack", b.stack}, {"fitted_nodes", b.fitted_nodes}, {"fitted_gpus", b.fitted_gpus}, {"nodes", b.nodes},
+            {"gpus", b.gpus}};
+  if (b.growth_per_doubling > 0.0) j["growth_per_doubling"] = {{"log_sd", b.growth_per_doubling}, {"fold", b.growth_fold}};
+  return j;
 }
 
 std::string error_label(double error) { return fmt::format("{:+.1f}%", 100.0 * error); }
@@ -223,6 +235,8 @@ Json report_to_json(const Report& r) {
   }
   Json out = {{"scenario", r.scenario}, {"scheme", r.scheme}, {"cluster", r.cluster}, {"model", r.model},
               {"stack", r.stack}, {"calibration", r.calibration_source}, {"predictions", preds}};
+  if (r.batch_per_gpu > 0) out["batch_per_gpu"] = r.batch_per_gpu;
+  if (!r.precision.empty()) out["precision"] = r.precision;
   if (r.interval_log_sd > 0.0) out["interval"] = {{"level", 0.9}, {"log_sd", r.interval_log_sd}};
   if (!r.time_basis.empty()) out["time_to_target"] = {{"basis", r.time_basis}, {"log_sd", r.time_log_sd}};
   if (r.assumed_rate)

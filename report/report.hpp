@@ -58,6 +58,9 @@ struct PointResult {
   // On several nodes of a cluster whose NIC rate is an assumption with a range (Report::assumed_rate): images/s
   // simulated at the low and the high end of the range (the smaller first); 0, 0 elsewhere.
   double range_low_images_per_sec = 0.0, range_high_images_per_sec = 0.0;
+  // Beyond the scale its stack was fitted at (Report::beyond_fitted_scale): the log spread the point's interval adds,
+  // in quadrature, to the calibration's (sim::extrapolation_log_sd); 0 within the fitted scale.
+  double extrapolation_log_sd = 0.0;
   // Images/s under each alternative the model cannot rule out for this scenario (Report::alternative_notes say
   // why), which the interval covers too: "without_dispatch" where the stack's dispatch adds more of the step than on
   // any run its calibration was fitted on (Report::dispatch_beyond), "without_workspace_cap" where the stack's cap
@@ -138,6 +141,10 @@ struct BeyondFittedScale {
   std::string stack;
   int fitted_nodes = 0, fitted_gpus = 0;
   int nodes = 0, gpus = 0;
+  // The log spread an interval gains per doubling of nodes or GPUs beyond the fitted scale, from the calibration's
+  // scale folds (sim::scale_growth); 0: none recorded.
+  double growth_per_doubling = 0.0;
+  std::string growth_fold;  // the fold it comes from ("nodes<=1")
 };
 
 // "tensorflow's runs in the calibration reach 8 nodes (64 GPUs); the sweep goes to 16 nodes (64 GPUs): ...".
@@ -149,6 +156,8 @@ struct Report {
   std::string scheme;
   std::string cluster;
   std::string model;
+  int64_t batch_per_gpu = 0;       // the scenario's (0: not stated)
+  std::string precision;           // the scenario's training precision ("fp32", "bf16", ...; "" not stated)
   std::string stack;               // the software stack simulated (sim/stacks.hpp)
   std::string calibration_source;  // "calibrations/k80.json (built in)", a file, or "built-in defaults"
   // The calibration's cross-validated error, as the standard deviation of log(predicted / measured)

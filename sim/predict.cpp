@@ -234,13 +234,46 @@ std::optional<report::UnfittedNetwork> unfitted_network(const WorkerStep& step, 
 std::optional<report::BeyondFittedScale> beyond_fitted_scale(const std::string& stack, int nodes, int gpus,
                                                              const Calibration& calibration) {
   if (calibration.fitted_scale.empty()) return std::nullopt;  // not recorded
-  report::BeyondFittedScale out{stack, 0, 0, nodes, gpus};
+  const auto [growth, fold] = scale_growth(calibration);
+  report::BeyondFittedScale out{stack, 0, 0, nodes, gpus, growth, fold};
   if (const auto fitted = calibration.fitted_scale.find(stack); fitted != calibration.fitted_scale.end()) {
     out.fitted_nodes = fitted->second.nodes;
     out.fitted_gpus = fitted->second.gpus;
   }
   if (nodes <= out.fitted_nodes && gpus <= out.fitted_gpus) return std::nullopt;
   return out;
+}
+
+std::pair<double, std::string> scale_growth(const Calibration& calibration) {
+  int most_nodes = 0, most_gpus = 0;
+  for (const auto& [stack, scale] : calibration.fitted_scale) {
+    most_nodes = std::max(most_nodes, scale.nodes);
+    most_gpus = std::max(most_gpus, scale.gpus);
+  }
+  std::pair<double, std::string> best{0.0, ""};
+  for (const Calibration::Fold& f : calibration.cross_validation_folds) {
+    const bool by_nodes = f.fold.starts_with("nodes<="), by_gpus = f.fold.starts_with("gpus<=");
+    if ((!by_nodes && !by_gpus) || f.log_sd <= 0.0) continue;
+    const double within = std::atof(f.fold.c_str() + f.fold.find("<=") + 2);
+    const int reach = by_nodes ? most_nodes : most_gpus;
+    if (within < 1.0 || reach <= within) continue;
+    const double growth = f.log_sd / std::log2(reach / within);
+    if (growth > best.first) best = {growth, f.fold};
+  }
+  return best;
+}
+
+double extrapolation_log_sd(const std::string& stack, int nodes, int gpus, const Calibration& calibration) {
+  const double growth = scale_growth(calibration).first;
+  if (growth <= 0.0) return 0.0;
+  int fitted_nodes = 1, fitted_gpus = 1;
+  if (const auto it = calibration.fitted_scale.find(stack); it != calibration.fitted_scale.end()) {
+    fitted_nodes = std::max(1, it->second.nodes);
+    fitted_gpus = std::max(1, it->second.gpus);
+  }
+  const double doublings = std::max({0.0, std::log2(static_cast<double>(nodes) / fitted_nodes),
+                                     std::log2(static_cast<double>(gpus) / fitted_gpus)});
+  return growth * doublings;
 }
 
 double interval_log_sd(const std::optional<report::UnfittedNetwork>& unfitted, const Calibration& calibration,
@@ -335,11 +368,15 @@ Calibration at_network_rate(const Calibration& calibration, const report::Assume
   return c;
 }
 
+namespace {
+
 // The workers of one full node: the scenario's GPUs per node, else every device of the cluster's node.
 int full_node_gpus(const plan::Scenario& scenario) {
   if (scenario.gpus_per_node > 0) return scenario.gpus_per_node;
   return plan::load_scenario_cluster_spec(scenario).node.devices_per_node;
 }
+
+}  // namespace
 
 int predict_simulations(const plan::Scenario& scenario, const std::vector<int>& gpus, const Calibration& calibration) {
   const topology::ClusterSpec spec = plan::load_scenario_cluster_spec(scenario);
@@ -354,12 +391,44 @@ int predict_simulations(const plan::Scenario& scenario, const std::vector<int>& 
   return n;
 }
 
+namespace {
+
+// Each point's speedup and efficiency over one GPU, and beyond one node its speedup over one full node of workers (as
+// papers report multi-node speedups: BSC's 16 nodes over one node), simulated where the sweep has no such point.
+void set_speedups(const plan::Scenario& scenario, const PredictOptions& options, double base_images_per_sec,
+                  report::Report& report) {
+  RunOptions quiet = options.run;
+  quiet.trace = false;
+  const int node_gpus = full_node_gpus(scenario);
+  double node_images_per_sec = 0.0;
+  for (const report::PointResult& p : report.predictions)
+    if (p.gpus == node_gpus) node_images_per_sec = p.images_per_sec;
+  const bool beyond_node = std::any_of(report.predictions.begin(), report.predictions.end(),
+                                       [&](const report::PointResult& p) { return p.gpus > node_gpus; });
+  if (node_images_per_sec == 0.0 && beyond_node) {
+    node_images_per_sec =
+        node_gpus == 1 ? base_images_per_sec
+                       : simulate_point_forked(scenario, node_gpus, options.calibration, quiet, options.fidelity)
+                             .images_per_sec;
+    if (options.on_point && node_gpus != 1) options.on_point(node_gpus);
+  }
+  for (report::PointResult& p : report.predictions) {
+    p.speedup = p.images_per_sec / base_images_per_sec;
+    p.efficiency = p.speedup / p.gpus;
+    if (node_images_per_sec > 0.0 && p.gpus > node_gpus) p.speedup_over_one_node = p.images_per_sec / node_images_per_sec;
+  }
+}
+
+}  // namespace
+
 report::Report predict(const plan::Scenario& scenario, const PredictOptions& options) {
   report::Report report;
   report.scenario = scenario.name;
   report.scheme = scenario.scheme.describe();
   report.cluster = scenario.cluster;
   report.model = scenario.model;
+  report.batch_per_gpu = scenario.batch_per_gpu;
+  report.precision = plan::precision_name(scenario.training.precision);
   const topology::Cluster one_gpu = plan::load_scenario_cluster(scenario, 1);
   report.stack = run_stack(scenario, one_gpu);
   report.assumed_rate = assumed_rate(one_gpu.spec());
@@ -384,6 +453,8 @@ report::Report predict(const plan::Scenario& scenario, const PredictOptions& opt
     most_gpus = std::max(most_gpus, p.gpus);
   }
   report.beyond_fitted_scale = beyond_fitted_scale(report.stack, most_nodes, most_gpus, options.calibration);
+  for (report::PointResult& p : report.predictions)
+    p.extrapolation_log_sd = extrapolation_log_sd(report.stack, p.nodes, p.gpus, options.calibration);
   RunOptions quiet = options.run;
   quiet.trace = false;
   if (report.assumed_rate)
@@ -411,26 +482,7 @@ report::Report predict(const plan::Scenario& scenario, const PredictOptions& opt
     base_images_per_sec = simulate_point_forked(scenario, 1, options.calibration, quiet, options.fidelity).images_per_sec;
     if (options.on_point) options.on_point(1);
   }
-  // Multi-node speedups as papers report them (BSC: 16 nodes over one node) are over one full node of workers, simulated
-  // where the sweep has no such point.
-  const int node_gpus = full_node_gpus(scenario);
-  double node_images_per_sec = 0.0;
-  for (const report::PointResult& p : report.predictions)
-    if (p.gpus == node_gpus) node_images_per_sec = p.images_per_sec;
-  const bool beyond_node = std::any_of(report.predictions.begin(), report.predictions.end(),
-                                       [&](const report::PointResult& p) { return p.gpus > node_gpus; });
-  if (node_images_per_sec == 0.0 && beyond_node) {
-    node_images_per_sec =
-        node_gpus == 1 ? base_images_per_sec
-                       : simulate_point_forked(scenario, node_gpus, options.calibration, quiet, options.fidelity)
-                             .images_per_sec;
-    if (options.on_point && node_gpus != 1) options.on_point(node_gpus);
-  }
-  for (report::PointResult& p : report.predictions) {
-    p.speedup = p.images_per_sec / base_images_per_sec;
-    p.efficiency = p.speedup / p.gpus;
-    if (node_images_per_sec > 0.0 && p.gpus > node_gpus) p.speedup_over_one_node = p.images_per_sec / node_images_per_sec;
-  }
+  set_speedups(scenario, options, base_images_per_sec, report);
   add_time_to_target(scenario, report);
   return report;
 }

@@ -144,6 +144,15 @@ std::optional<report::UnfittedDevice> unfitted_device(const WorkerStep& step, co
 // calibration does not record the scale of its runs.
 std::optional<report::BeyondFittedScale> beyond_fitted_scale(const std::string& stack, int nodes, int gpus,
                                                              const Calibration& calibration);
+// How a prediction's error grows with its distance beyond the scale the calibration was fitted at, from its scale
+// folds ("nodes<=K" fitted on runs of at most K nodes and predicting the rest, up to the largest fitted node count N;
+// "gpus<=K" likewise in GPUs): the fold's RMS log error per doubling it extrapolated, log_sd / log2(N / K), the
+// largest over such folds; {0, ""} where the calibration records none.
+std::pair<double, std::string> scale_growth(const Calibration& calibration);
+// The log spread a point of `nodes` and `gpus` adds to its interval (in quadrature) beyond the scale of the
+// calibration's runs of `stack`: scale_growth's per doubling times the doublings beyond it, of nodes or of GPUs,
+// whichever is more (a stack without runs there: from one node and one GPU); 0 within the fitted scale.
+double extrapolation_log_sd(const std::string& stack, int nodes, int gpus, const Calibration& calibration);
 // The spread (log sd) of a prediction's 90% interval: the left-out-network folds' where the network is unfitted and
 // theirs is wider than the calibration's pooled one (UnfittedNetwork::interval_log_sd set), else the pooled one; for
 // a GPU the calibration did not fit, at least the cross-device transfer error (UnfittedDevice::interval_log_sd).

@@ -514,3 +514,42 @@ TEST_CASE("vs 1 node is over one full node of workers, simulated where the sweep
   CHECK(from_two.at(8) == Approx(with_eight.at(8)).epsilon(1e-9));
   CHECK(from_two.at(8) < 2.0);  // 2 nodes over one: at most 2x
 }
+
+TEST_CASE("predict A.json B.json sets scenarios side by side and notes a stack that differs besides the scheme",
+          "[cli]") {
+  const fs::path dir = scratch();
+  const std::string scenarios = (fs::path(SCALETWIN_SOURCE_DIR) / "scenarios").string();
+  const std::string ps = scenarios + "/bsc-resnet50-sync-ps.json";
+  // The same ring, once on the stack a ps scenario defaults to (TensorFlow) and once on NCCL's.
+  const auto ring_on = [&](const std::string& framework) {
+    nlohmann::json s = nlohmann::json::parse(std::ifstream(scenarios + "/bsc-resnet50-ring.json"));
+    s["name"] = "ring-" + framework;
+    s["cluster"] = "bsc-minotauro-k80";
+    s["framework"] = framework;
+    return write(dir / ("ring-" + framework + ".json"), s.dump());
+  };
+  const std::string tf_ring = ring_on("tensorflow"), nccl_ring = ring_on("nccl");
+  const Result like = run("predict " + ps + " " + tf_ring + " --gpus 4,16 -q --json " + (dir / "like.json").string());
+  INFO(like.out);
+  REQUIRE(like.code == 0);
+  CHECK(like.out.find("A  bsc-resnet50-sync-ps") != std::string::npos);
+  CHECK(like.out.find("B  ring-tensorflow") != std::string::npos);
+  CHECK(like.out.find("the stacks differ") == std::string::npos);
+  CHECK(like.out.find("predict: written " + (dir / "like.json").string()) != std::string::npos);
+  const auto j = nlohmann::json::parse(std::ifstream(dir / "like.json"));
+  REQUIRE(j.at("reports").size() == 2);
+  CHECK(j.at("differences").empty());
+  // Each report is the one predict gives the scenario alone.
+  const Result alone = run("predict " + tf_ring + " --gpus 4,16 -q --json -");
+  REQUIRE(alone.code == 0);
+  CHECK(j.at("reports").at(1).at("predictions").at(1).at("images_per_sec") ==
+        nlohmann::json::parse(alone.out).at("predictions").at(1).at("images_per_sec"));
+
+  const Result unlike = run("predict " + ps + " " + nccl_ring + " --gpus 4 -q --report " + (dir / "r").string());
+  REQUIRE(unlike.code == 0);
+  CHECK(unlike.out.find("note: the stacks differ: A tensorflow, B nccl") != std::string::npos);
+  CHECK(fs::exists(dir / "r" / "report.html"));
+  CHECK(nlohmann::json::parse(std::ifstream(dir / "r" / "report.json")).at("differences").size() == 1);
+  CHECK(run("predict " + ps + " " + tf_ring + " --layers").code == 2);
+  fs::remove_all(dir);
+}

@@ -7,6 +7,8 @@
 #include "sim/memory_fit.hpp"
 #include "sim/predict.hpp"
 
+#include <cmath>
+
 using namespace scaletwin;
 
 namespace {
@@ -86,4 +88,35 @@ TEST_CASE("a GPU the calibration was not fitted on is named, with the entry it t
            {"scheme", {{"name", "allreduce"}}}},
       "c.json");
   CHECK_FALSE(sim::unfitted_device(sim::worker_step(cpu, sim::default_calibration()), sim::default_calibration()));
+}
+
+TEST_CASE("an interval widens per doubling beyond the fitted scale by what the calibration's scale fold measured",
+          "[unit]") {
+  sim::Calibration c;
+  c.prediction_log_sd = 0.1;
+  c.fitted_scale["tensorflow"] = {8, 64};
+  c.fitted_scale["mxnet"] = {1, 1};
+  c.cross_validation_folds = {{"model!=vgg16", 16, 17.5, 0.17},  // not a scale fold
+                              {"nodes<=1", 3, 2.1, 0.03}};       // 1 node -> up to 8: 3 doublings
+  const auto [growth, fold] = sim::scale_growth(c);
+  CHECK(growth == Approx(0.01));
+  CHECK(fold == "nodes<=1");
+  CHECK(sim::extrapolation_log_sd("tensorflow", 8, 64, c) == 0.0);      // within the fitted scale
+  CHECK(sim::extrapolation_log_sd("tensorflow", 32, 128, c) == Approx(0.02));  // 2 doublings of nodes
+  CHECK(sim::extrapolation_log_sd("tensorflow", 8, 512, c) == Approx(0.03));   // 3 of GPUs
+  CHECK(sim::extrapolation_log_sd("nccl", 4, 16, c) == Approx(0.04));  // no run of nccl: from 1 node, 1 GPU
+  // A GPU-count fold that extrapolated further per unit of error grows faster, and the larger growth is taken.
+  c.cross_validation_folds.push_back({"gpus<=1", 20, 6.0, 0.12});  // 1 GPU -> up to 64: 6 doublings
+  CHECK(sim::scale_growth(c).first == Approx(0.02));
+  CHECK(sim::scale_growth(c).second == "gpus<=1");
+  // None recorded: no growth, and the interval is the calibration's alone.
+  c.cross_validation_folds.clear();
+  CHECK(sim::extrapolation_log_sd("tensorflow", 64, 512, c) == 0.0);
+  // A point's ratios combine the two in quadrature.
+  report::PointResult p;
+  p.images_per_sec = 100.0;
+  p.extrapolation_log_sd = 0.1;
+  const auto [lo, hi] = report::interval_ratios(0.1, p);
+  CHECK(std::log(hi) == Approx(1.6448536 * std::hypot(0.1, 0.1)).epsilon(1e-4));
+  CHECK(lo == Approx(1.0 / hi));
 }
