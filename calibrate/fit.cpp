@@ -192,7 +192,7 @@ double mape_of(const std::vector<double>& residuals) {
 // The parameters the runs exercise, narrowed by --free and --fix (a parameter's full name or its last
 // component(s)), less the start's sourced device fields that neither --fit nor --free names.
 std::vector<Parameter> selected_parameters(const Surrogate& surrogate, const FitOptions& options,
-                                           const sim::Calibration& start) {
+                                           const sim::Calibration& start, std::vector<std::string>& not_exercised) {
   std::vector<Parameter> params = choose_parameters(
       surrogate.exercised(), ParameterChoice{options.fixed_links, options.model_factors || options.only_model_factors,
                                              options.only_model_factors, options.fit});
@@ -200,10 +200,15 @@ std::vector<Parameter> selected_parameters(const Surrogate& surrogate, const Fit
     return parameter_named(p.name, names);
   };
   for (const std::string& f : options.fit)  // a name that matches nothing is a typo or a field the runs leave alone
-    if (std::none_of(params.begin(), params.end(), [&](const Parameter& p) { return parameter_named(p.name, {f}); }))
+    if (std::none_of(params.begin(), params.end(), [&](const Parameter& p) { return parameter_named(p.name, {f}); })) {
+      if (options.fit_may_name_unexercised) {
+        not_exercised.push_back(f);
+        continue;
+      }
       throw InputError("", "--fit",
                        fmt::format("a parameter these runs exercise: a device's sourced field (devices/DEVICE/FIELD) "
                                    "or a stack's fixed cost (stacks/STACK/KEY) (got \"{}\", which names none)", f));
+    }
   if (!options.free.empty()) std::erase_if(params, [&](const Parameter& p) { return !named_in(p, options.free); });
   const auto model_factor = [](const Parameter& p) { return p.name.find("/model_factors/") != std::string::npos; };
   if (options.only_model_factors) {
@@ -264,7 +269,8 @@ FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calib
                           const FitOptions& options) {
   if (runs.empty()) throw InputError("calibrate: no measured runs to fit");
   Surrogate surrogate(runs, start);
-  const std::vector<Parameter> params = selected_parameters(surrogate, options, start);
+  std::vector<std::string> not_exercised;
+  const std::vector<Parameter> params = selected_parameters(surrogate, options, start, not_exercised);
   sim::Calibration c = start;
   prepare_start(c, surrogate.exercised(), params);
   const sim::Calibration first = c;
@@ -300,6 +306,7 @@ FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calib
     surrogate.linearize(c, params, options.parallel);
   }
   FitResult result;
+  result.fit_not_exercised = not_exercised;
   result.calibration = c;
   // How far each stack's dispatch reaches on the runs is a property of the runs a calibration was fitted on
   // (scripts/fit-calibrations measures it for the shipped one): a start's does not carry over to a new fit, unless

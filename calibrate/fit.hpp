@@ -45,6 +45,10 @@ struct FitOptions {
   // A device's sourced fields (sim::DeviceEfficiency::sourced: the K80's memory rate, its K½) keep their start
   // values too, unless named here or in `free`.
   std::vector<std::string> fit;
+  // A name of `fit` that no parameter of these runs matches is an InputError, unless this is set (validate --cv: a
+  // fold may leave out every run of a stack whose cost --fit names): then it is left at its start value and listed in
+  // FitResult::fit_not_exercised.
+  bool fit_may_name_unexercised = false;
 };
 
 struct FittedValue {
@@ -63,6 +67,7 @@ struct FitResult {
   int configurations = 0;
   int simulations = 0;
   report::Validation in_sample;  // as predict simulates (when FitOptions::validate)
+  std::vector<std::string> fit_not_exercised;  // names of FitOptions::fit no run exercised (fit_may_name_unexercised)
 };
 
 FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calibration& start,

@@ -107,6 +107,7 @@ sim::Calibration fit_for_cv(const ValidateArgs& a, std::vector<calibrate::Measur
   options.validate = false;
   options.fixed = a.fixed;
   options.fit = a.fit;
+  options.fit_may_name_unexercised = true;  // a fold may leave out every run of a stack whose cost --fit names
   options.model_factors = a.model_factors;
   sim::Calibration c = start;
   calibrate::apply_measured_jitter(train, c);
@@ -114,6 +115,9 @@ sim::Calibration fit_for_cv(const ValidateArgs& a, std::vector<calibrate::Measur
   const ProgressScope scope(progress);
   const calibrate::FitResult fit = calibrate::fit_calibration(train, c, options);
   progress.finish();
+  for (const std::string& f : fit.fit_not_exercised)  // said even with --quiet: the fold fits less than asked
+    std::cerr << fmt::format("validate --cv: --fit {}: no run of the fold ({}) exercises it; it keeps its start "
+                             "value\n", f, a.cv);
   if (!a.quiet)
     std::cerr << fmt::format("validate --cv: fitted on {} runs ({}), predicting the other {}\n", train.size(), a.cv,
                              held.size());

@@ -362,7 +362,8 @@ Scenario parse_scenario(const Json& json, const std::string& file) {
   s.description = obj.get_string("description", "");
   s.model = obj.get_string("model");
   if (s.model.empty()) obj.fail("model", "a built-in model name or a model file path");
-  if (s.model.find('/') != std::string::npos || s.model.ends_with(".json")) s.model = resolve_relative(s.model, file);
+  if (s.model.find('/') != std::string::npos || s.model.ends_with(".json") || s.model.ends_with(".onnx"))
+    s.model = resolve_relative(s.model, file);
   if (obj.has("input")) s.input = parse_input(obj);
   if (obj.has("classes")) s.classes = obj.get_int("classes", std::nullopt, 1, 1000000);
   s.cluster = obj.get_string("cluster");

@@ -98,6 +98,11 @@ TEST_CASE("paths in a scenario are relative to the scenario file", "[scenario]")
                                     "/data/scen/s.json");
   CHECK(s.model == "/data/scen/models/m.json");
   CHECK(s.cluster == "/data/c.json");
+  // A bare file name is a file beside the scenario, an ONNX model's as a JSON model's.
+  CHECK(parse_scenario(parse_json_text(R"({"model": "net.onnx", "cluster": "c"})", ""), "/data/scen/s.json").model ==
+        "/data/scen/net.onnx");
+  CHECK(parse_scenario(parse_json_text(R"({"model": "net.json", "cluster": "c"})", ""), "/data/scen/s.json").model ==
+        "/data/scen/net.json");
 }
 
 TEST_CASE("bad scenarios: each error names the file, the path and what was expected", "[scenario]") {
