@@ -57,7 +57,11 @@ std::unique_ptr<plan::CostModel> make_cost_model(const CollectiveCliOptions& o,
     const double bandwidth_Bps = o.bandwidth.empty()
                                      ? kDefaultBandwidth_Bps
                                      : parse_quantity(o.bandwidth, Quantity::kBandwidthBytesPerSec, "", "--bandwidth");
-    if (bandwidth_Bps <= 0 || reduce_Bps <= 0) throw InputError("", "--bandwidth", "a positive bandwidth");
+    if (latency_s < 0) throw InputError("", "--latency", fmt::format("a latency >= 0 (got \"{}\")", o.latency));
+    if (bandwidth_Bps <= 0)
+      throw InputError("", "--bandwidth", fmt::format("a positive bandwidth (got \"{}\")", o.bandwidth));
+    if (reduce_Bps <= 0)
+      throw InputError("", "--reduce-bandwidth", fmt::format("a positive bandwidth (got \"{}\")", o.reduce_bandwidth));
     described = fmt::format("uniform: {} latency, {} per link", format_seconds(latency_s), format_bandwidth(bandwidth_Bps));
     return std::make_unique<plan::UniformCostModel>(latency_s, bandwidth_Bps, reduce_Bps, inf);
   }

@@ -170,7 +170,9 @@ Schedule make_collective(Collective kind, Algorithm algorithm, int ranks, int64_
   if (elements < 0) throw InputError("", "--bytes", "a non-negative size");
   if (element_bytes < 1) throw InputError("", "--element-bytes", "a positive element size");
   if (options.servers < 1) throw InputError("", "servers", fmt::format("at least 1 server (got {})", options.servers));
-  if (options.chunks < 0) throw InputError("", "chunks", "a non-negative chunk count");
+  if (options.chunks < 0 || options.chunks > kMaxChunks)
+    throw InputError("", "--chunks",
+                     fmt::format("a chunk count in [0, {}] (0: automatic; got {})", kMaxChunks, options.chunks));
   if (options.root < 0 || options.root >= ranks)
     throw InputError("", "root", fmt::format("a root rank in 0..{} (got {})", ranks - 1, options.root));
   Schedule s = it->second(ranks, elements, element_bytes, options);

@@ -21,11 +21,15 @@
 
 namespace scaletwin::plan {
 
+// The most pipeline chunks a tree may be cut into: NCCL pipelines a tree in tens of chunks, and every chunk adds
+// steps on every rank (--chunks 10^9 would build billions of them).
+inline constexpr int kMaxChunks = 1024;
+
 struct CollectiveOptions {
   int ranks_per_node = 0;       // hierarchical: ranks per node (ranks must be a multiple); 0 = ranks
   Algorithm intra = Algorithm::kRing;  // hierarchical: reduce-scatter / all-gather inside a node; hybrid: its algorithm
   Algorithm inter = Algorithm::kRing;  // hierarchical: all-reduce between nodes
-  int chunks = 0;               // double_binary_tree: pipeline chunks per tree (0 = automatic)
+  int chunks = 0;               // double_binary_tree: pipeline chunks per tree (0 = automatic), at most kMaxChunks
   int servers = 1;              // parameter server: k shards ("ps_async" / "async" use one worker, whatever ranks)
   // parameter server: the elements each shard owns, in shard order (k entries summing to the elements; shards of 0
   // take no part); empty: equal parts, part(n, k, j)

@@ -138,3 +138,25 @@ TEST_CASE("F4: output that cannot be written (standard output on /dev/full or cl
   // The same commands with standard output on /dev/null succeed: the check is of the writes, not of the device.
   CHECK(run_with_stdout("collective --algo ring --ranks 4 --bytes 1MB --json -", ">/dev/null").code == 0);
 }
+
+TEST_CASE("F6, F7: collective refuses a negative latency and an unbounded chunk count with exit 2, saying the bound",
+          "[cli][hardening]") {
+  const std::string ring = "collective --algo ring --ranks 4 --bytes 1MB ";
+  Result r = run(ring + "--latency -5us");
+  INFO(r.out);
+  CHECK(r.code == 2);  // an internal assertion (70) in the cost model before
+  CHECK(r.out.find("--latency: expected a latency >= 0 (got \"-5us\")") != std::string::npos);
+  CHECK(run(ring + "--latency 0").code == 0);
+  // Each bad value is reported under its own option.
+  r = run(ring + "--reduce-bandwidth 0");
+  CHECK(r.code == 2);
+  CHECK(r.out.find("--reduce-bandwidth: expected a positive bandwidth") != std::string::npos);
+  const std::string tree = "collective --algo double_binary_tree --ranks 64 --bytes 64MB ";
+  r = run(tree + "--chunks 1000000000");
+  INFO(r.out);
+  CHECK(r.code == 2);  // 7.7 GB and still building at 60 s before
+  CHECK(r.out.find("--chunks: expected a chunk count in [0, 1024]") != std::string::npos);
+  CHECK(run(tree + "--chunks 1025").code == 2);
+  CHECK(run(tree + "--chunks -1").code == 2);
+  CHECK(run(tree + "--chunks 1024").code == 0);
+}
