@@ -43,7 +43,9 @@ size_t entries(const fs::path& dir) {
   return n;
 }
 
-std::string nested(int depth) { return std::string(static_cast<size_t>(depth), '[') + std::string(static_cast<size_t>(depth), ']'); }
+std::string nested(int depth) {
+  return std::string(static_cast<size_t>(depth), '[') + std::string(static_cast<size_t>(depth), ']');
+}
 
 }  // namespace
 
