@@ -16,12 +16,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
+#include <optional>
 #include <iostream>
 
 #include "cli/command.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/staged_directory.hpp"
 #include "core/progress.hpp"
 #include "sim/layer_costs.hpp"
 #include "sim/predict.hpp"
@@ -126,6 +127,8 @@ int run_side_by_side(const PredictArgs& a) {
   paths.insert(paths.end(), a.more.begin(), a.more.end());
   std::vector<std::pair<plan::Scenario, sim::PredictOptions>> prepared;
   for (const std::string& path : paths) prepared.push_back(prepare(path, a));  // every file checked before any runs
+  std::optional<StagedDirectory> out;  // an unusable --report fails before anything is simulated
+  if (!a.report_dir.empty()) out.emplace(a.report_dir, "--report");
   std::vector<report::Report> reports;
   for (auto& [scenario, options] : prepared) {
     options.run.trace = false;
@@ -137,12 +140,11 @@ int run_side_by_side(const PredictArgs& a) {
     reports.push_back(sim::predict(scenario, options));
     progress.finish();
   }
-  if (!a.report_dir.empty()) {
-    std::filesystem::create_directories(a.report_dir);
-    const std::filesystem::path dir(a.report_dir);
-    write_json_output((dir / "report.json").string(), report::side_by_side_json(reports));
-    write_file_atomic((dir / "report.txt").string(), report::side_by_side_table(reports));
-    write_file_atomic((dir / "report.html").string(), report::report_html(reports, report::ReportContext{}));
+  if (out) {
+    out->write("report.json", report::side_by_side_json(reports).dump(2) + "\n");
+    out->write("report.txt", report::side_by_side_table(reports));
+    out->write("report.html", report::report_html(reports, report::ReportContext{}));
+    out->publish();
   }
   if (a.json != "-") std::cout << report::side_by_side_table(reports);
   if (!a.json.empty()) write_json_output(a.json, report::side_by_side_json(reports));
@@ -172,20 +174,20 @@ int run_predict(const PredictArgs& a) {
     return kExitOk;
   }
   const std::vector<int> sweep = sim::sweep_of(scenario, options.gpus);
+  std::optional<StagedDirectory> out;  // an unusable --report fails before anything is simulated
+  if (!a.report_dir.empty()) out.emplace(a.report_dir, "--report");
   Progress progress("predict", static_cast<size_t>(sim::predict_simulations(scenario, sweep, options.calibration)),
                     progress_style_for_stderr(a.quiet));
   options.on_point = [&progress](int) { progress.tick(); };
   const report::Report report = sim::predict(scenario, options);
   progress.finish();
   if (!a.trace.empty()) write_json_output(a.trace, report::chrome_trace(report));
-  if (!a.report_dir.empty()) {
-    std::filesystem::create_directories(a.report_dir);
-    const std::filesystem::path dir(a.report_dir);
-    write_json_output((dir / "report.json").string(), report::report_to_json(report));
-    write_file_atomic((dir / "report.txt").string(), report::report_table(report));
+  if (out) {
+    out->write("report.json", report::report_to_json(report).dump(2) + "\n");
+    out->write("report.txt", report::report_table(report));
     const bool small = std::all_of(sweep.begin(), sweep.end(), [](int g) { return g <= kReportTraceMostGpus; });
     if (small)
-      write_json_output((dir / "trace.json").string(), report::chrome_trace(report));
+      out->write("trace.json", report::chrome_trace(report).dump(2) + "\n");
     else
       std::cerr << fmt::format("predict: no trace.json in {} (the sweep goes beyond {} GPUs, whose trace would be large: "
                                "--trace FILE writes it)\n", a.report_dir, kReportTraceMostGpus);
@@ -193,7 +195,8 @@ int run_predict(const PredictArgs& a) {
     context.batch_per_gpu = scenario.batch_per_gpu;
     context.calibration_source = options.calibration_source;
     context.calibration = sim::calibration_to_json(options.calibration);
-    write_file_atomic((dir / "report.html").string(), report::report_html(report, context));
+    out->write("report.html", report::report_html(report, context));
+    out->publish();
   }
   // The table always goes to the terminal, unless the JSON does (--json -); a JSON file is said where it went.
   if (a.json != "-") std::cout << report::report_table(report);

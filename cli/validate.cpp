@@ -25,7 +25,7 @@
 // the error per run, the MAPE, how many fall inside the 90% interval, and the run-to-run spread of repeated
 // configurations beside it.
 #include <algorithm>
-#include <filesystem>
+#include <optional>
 #include <iostream>
 #include <map>
 
@@ -40,6 +40,7 @@
 #include "cli/command.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/staged_directory.hpp"
 #include "core/progress.hpp"
 #include "report/validation.hpp"
 
@@ -81,16 +82,16 @@ std::vector<std::string> group_fields(const std::string& by, const std::vector<c
   return fields;
 }
 
-void write_report(const ValidateArgs& a, const report::Validation& v, const sim::Calibration& calibration) {
-  std::filesystem::create_directories(a.report_dir);
-  const std::filesystem::path dir(a.report_dir);
+void write_report(StagedDirectory& out, const ValidateArgs& a, const report::Validation& v,
+                  const sim::Calibration& calibration) {
   report::ValidationReportContext context;
   context.measurement_files = a.measurements;
   context.calibration_source = a.calibration.empty() && a.cv.empty() ? "each run's device's (as predict picks it)" : a.calibration;
   context.calibration = sim::calibration_to_json(calibration);
-  write_json_output((dir / "report.json").string(), report::validation_to_json(v));
-  write_file_atomic((dir / "report.txt").string(), report::validation_table(v));
-  write_file_atomic((dir / "report.html").string(), report::validation_html(v, context));
+  out.write("report.json", report::validation_to_json(v).dump(2) + "\n");
+  out.write("report.txt", report::validation_table(v));
+  out.write("report.html", report::validation_html(v, context));
+  out.publish();
 }
 
 // --cv FILTER: calibrate on the runs FILTER selects, starting from the given calibration, and validate the others
@@ -147,6 +148,8 @@ int run_validate(const ValidateArgs& a) {
     throw InputError("", a.model_factors ? "--model-factors" : !a.fixed.empty() ? "--fix" : "--fit",
                      "--cv as well: it shapes the fit that --cv runs (without --cv nothing is fitted)");
   auto runs = calibrate::load_measurements(a.measurements);
+  std::optional<StagedDirectory> out;  // an unusable --report fails before the runs are simulated
+  if (!a.report_dir.empty()) out.emplace(a.report_dir, "--report");
   print_notes("validate", calibrate::reading_notes(runs));
   const std::vector<std::string> fields = a.by.empty() ? std::vector<std::string>{} : group_fields(a.by, runs);
   // Without --calibration (and --cv), each run is predicted as predict would predict it: with its device's
@@ -195,7 +198,7 @@ int run_validate(const ValidateArgs& a) {
     }
     report::set_groups(v, fields, keys);
   }
-  if (!a.report_dir.empty()) write_report(a, v, calibration);
+  if (out) write_report(*out, a, v, calibration);
   if (!a.json.empty())
     write_json_output(a.json, report::validation_to_json(v));
   else

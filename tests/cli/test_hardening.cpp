@@ -160,3 +160,68 @@ TEST_CASE("F6, F7: collective refuses a negative latency and an unbounded chunk 
   CHECK(run(tree + "--chunks -1").code == 2);
   CHECK(run(tree + "--chunks 1024").code == 0);
 }
+
+TEST_CASE("F8: an unusable --report DIR exits 2 naming --report, before anything is simulated", "[cli][hardening]") {
+  const Scratch s;
+  const std::string scenario = s.write("s.json", kScenario);
+  const std::string file = s.write("file", "x");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {file, "it exists and is not a directory"},
+      {file + "/sub", "cannot create its parent"},
+      {"/proc/scaletwin-report", "cannot create a directory in /proc"}};
+  const std::string measurements =
+      std::string(SCALETWIN_SOURCE_DIR) + "/fuzz/corpus/measurements/k80-three-runs.json";
+  for (const auto& [dir, says] : cases) {
+    for (const std::string& command : {"predict " + scenario, "validate --measurements " + measurements}) {
+      INFO(command << " --report " << dir);
+      const Result r = run(command + " --report " + dir);
+      INFO(r.out);
+      CHECK(r.code == 2);  // 70, "filesystem error", before
+      CHECK(r.out.find("--report: expected a directory to write into (\"" + dir + "\"") != std::string::npos);
+      CHECK(r.out.find(says) != std::string::npos);
+    }
+  }
+  if (geteuid() != 0) {  // root may write anywhere
+    fs::create_directories(s.dir / "locked");
+    fs::permissions(s.dir / "locked", fs::perms::owner_read | fs::perms::owner_exec);
+    const Result r = run("predict " + scenario + " --report " + s.path("locked/out"));
+    CHECK(r.code == 2);
+    CHECK(r.out.find("Permission denied") != std::string::npos);
+    fs::permissions(s.dir / "locked", fs::perms::owner_all);
+  }
+}
+
+TEST_CASE("F14: --report DIR appears whole or not at all, and an existing DIR keeps its old files on failure",
+          "[cli][hardening]") {
+  const Scratch s;
+  const std::string scenario = s.write("s.json", kScenario);
+  // A file size limit of 40 blocks lets report.json and report.txt through and stops trace.json (66 kB), as a full
+  // disk would: the write fails (EFBIG, SIGXFSZ ignored) and the command exits 3.
+  const auto limited = [&](const std::string& dir) {
+    return scaletwin::test::run_scaletwin("predict " + scenario + " --report " + dir,
+                                          "timeout 60 sh -c 'trap \"\" XFSZ; ulimit -f 40; exec \"$0\" \"$@\"' ");
+  };
+  Result r = limited(s.path("new"));
+  INFO(r.out);
+  CHECK(r.code == 3);
+  CHECK(r.out.find("--report " + s.path("new") + ": writing trace.json failed") != std::string::npos);
+  CHECK_FALSE(fs::exists(s.dir / "new"));  // 2 of its 4 files before
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(s.dir)) ++entries;
+  CHECK(entries == 1);  // s.json: no staging directory left
+  fs::create_directories(s.dir / "old");
+  s.write("old/report.json", "stale");
+  r = limited(s.path("old"));
+  CHECK(r.code == 3);
+  std::ifstream in(s.dir / "old" / "report.json");
+  CHECK(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()) == "stale");
+  entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(s.dir / "old")) ++entries;
+  CHECK(entries == 1);
+  // Without the limit the whole report appears, into a new directory and over the old files.
+  for (const std::string dir : {"new", "old"}) {
+    CHECK(run("predict " + scenario + " --report " + s.path(dir)).code == 0);
+    for (const char* name : {"report.json", "report.txt", "trace.json", "report.html"})
+      CHECK(fs::is_regular_file(s.dir / dir / name));
+  }
+}
