@@ -259,7 +259,8 @@ MeasuredRun read_run(const Json& value, const std::string& file, const std::stri
   // The network the framework's benchmark meant by a built-in name (stacks/*.json "models": MXNet's "alexnet").
   if (!r.framework.empty() && !is_path(r.model)) r.model = sim::find_stack(r.framework).network(r.model);
   r.images_per_sec = o.get_number("images_per_sec");
-  if (!(r.images_per_sec > 0.0)) o.fail("images_per_sec", "a positive number of images per second");
+  if (!(r.images_per_sec > 0.0) || !std::isnormal(r.images_per_sec))
+    o.fail("images_per_sec", "a positive number of images per second");
   if (o.has("compute_jitter")) r.compute_jitter = o.get_number("compute_jitter", std::nullopt, 0.0, 10.0);
   if (o.has("phases_per_iteration_s")) {
     const JsonObject phases = o.get_object("phases_per_iteration_s");

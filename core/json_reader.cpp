@@ -7,6 +7,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <cstdlib>
 #include <functional>
 
@@ -68,6 +69,13 @@ class DuplicateKeyCheck {
   const std::string& origin_;
   std::vector<Frame> open_;
 };
+
+// A number between 0 and the smallest normal double (about 2.2e-308) is subnormal: its inverse overflows to inf and
+// its square to 0, so it would pass a "> 0" check and come out as "inf s" or a null MAPE.
+std::string subnormal_expectation(double value) {
+  return fmt::format("a normal number: 0, or of magnitude at least {:.3g} (got {}, which is subnormal and overflows "
+                     "when inverted)", std::numeric_limits<double>::min(), value);
+}
 
 }  // namespace
 
@@ -213,6 +221,7 @@ double JsonObject::get_number(const std::string& key, std::optional<double> fall
   const double out = v.get<double>();
   if (!std::isfinite(out) || out < min || out > max)
     fail(key, fmt::format("a number in [{}, {}] (got {})", min, max, out));
+  if (out != 0.0 && !std::isnormal(out)) fail(key, subnormal_expectation(out));
   return out;
 }
 
@@ -240,6 +249,7 @@ double quantity_value(const Json& v, Quantity kind, const std::string& file, con
   if (!std::isfinite(out) || out < 0.0 || (!allow_zero && out == 0.0))
     throw InputError(file, path, fmt::format("a {} {} (got {})", allow_zero ? "non-negative" : "positive",
                                              quantity_name(kind), out));
+  if (out != 0.0 && !std::isnormal(out)) throw InputError(file, path, subnormal_expectation(out));
   return out;
 }
 

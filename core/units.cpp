@@ -95,7 +95,8 @@ double parse_quantity(std::string_view text, Quantity kind, const std::string& f
   double factor = 1.0;
   if (!match_unit(suffix, kind, factor)) return fail();
   const double result = value * factor;
-  if (!std::isfinite(result)) return fail();
+  // A subnormal value (0 < |x| < 2.2e-308) passes "> 0" checks but overflows when inverted.
+  if (!std::isfinite(result) || (result != 0.0 && !std::isnormal(result))) return fail();
   return result;
 }
 

@@ -225,3 +225,29 @@ TEST_CASE("F14: --report DIR appears whole or not at all, and an existing DIR ke
       CHECK(fs::is_regular_file(s.dir / dir / name));
   }
 }
+
+TEST_CASE("F13: a measured images_per_sec that is subnormal (5e-324) is refused with exit 2 naming the field",
+          "[cli][hardening]") {
+  const Scratch s;
+  std::ifstream in(std::string(SCALETWIN_SOURCE_DIR) + "/fuzz/corpus/measurements/k80-three-runs.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t at = text.find("\"images_per_sec\": ");
+  REQUIRE(at != std::string::npos);
+  const size_t begin = at + std::string("\"images_per_sec\": ").size(), end = text.find_first_of(",}\n", begin);
+  for (const std::string value : {"5e-324", "2e-310", "-5e-324"}) {
+    const std::string file = s.write("sub.json", text.substr(0, begin) + value + text.substr(end));
+    for (const std::string command : {"validate", "calibrate"}) {
+      INFO(command << " with images_per_sec " << value);
+      const std::string output = command == "calibrate" ? " -o " + s.path("c.json") : "";
+      const Result r = run(command + " --measurements " + file + output);
+      INFO(r.out);
+      CHECK(r.code == 2);  // exit 0 with "mape: null", "inf s" and "-nan%" before
+      CHECK(r.out.find(file + " at /runs/0/images_per_sec") != std::string::npos);
+    }
+  }
+  CHECK_FALSE(fs::exists(s.path("c.json")));
+  // The same holds for every number and quantity read from a file or the command line.
+  const Result r = run("collective --algo ring --ranks 4 --bytes 1MB --latency 5e-324s");
+  CHECK(r.code == 2);
+  CHECK(r.out.find("--latency") != std::string::npos);
+}

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <string>
 
 #include "core/error.hpp"
@@ -161,4 +162,22 @@ TEST_CASE("a replaced output keeps its permissions, and a 249-character name has
   write_file_atomic(long_name.string(), "long");
   CHECK(read_back(long_name) == "long");
   CHECK(entries(s.dir) == 2);
+}
+
+TEST_CASE("subnormal numbers and quantities are refused naming the place, while 0 and the smallest normal pass", "[json]") {
+  const Json j = parse_json_text(R"({"tiny": 5e-324, "neg": -2e-310, "zero": 0, "least": 2.2250738585072014e-308,
+                                     "t": "5e-324s"})", "n.json");
+  const JsonObject o = JsonObject::root(j, "n.json");
+  for (const char* key : {"tiny", "neg"}) {
+    const std::string m = input_error_message([&] { o.get_number(key); });
+    CHECK(m.find(std::string("n.json at /") + key) != std::string::npos);
+    CHECK(m.find("subnormal") != std::string::npos);
+  }
+  CHECK(o.get_number("zero") == 0.0);
+  CHECK(o.get_number("least") == std::numeric_limits<double>::min());
+  CHECK(input_error_message([&] { o.get_quantity("tiny", Quantity::kSeconds); }).find("n.json at /tiny") !=
+        std::string::npos);
+  CHECK(input_error_message([&] { o.get_quantity("t", Quantity::kSeconds); }).find("n.json at /t") !=
+        std::string::npos);
+  CHECK(o.get_quantity("zero", Quantity::kSeconds, std::nullopt, /*allow_zero=*/true) == 0.0);
 }
