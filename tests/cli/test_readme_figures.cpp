@@ -328,3 +328,24 @@ TEST_CASE("docs/reference/stacks.md: MXNet's ResNet-152 on 2 p2.16xlarge with an
   CHECK(rate(R"(, "local_aggregation": false)") == 307.0);
   fs::remove_all(dir);
 }
+
+TEST_CASE("calibrations/README: the shipped modern calibration on the modern reference, in-sample and held out",
+          "[cli]") {
+  const fs::path runs = fs::path(kSource) / ".." / "shared" / "reference" / "modern" / "throughput.json";
+  if (!fs::exists(runs)) {
+    WARN("skipped: " << runs.string() << " is not there");
+    return;
+  }
+  // No --calibration: every run takes its device's shipped calibration, modern.json for all of these GPUs.
+  const auto r = run_scaletwin("validate --measurements " + runs.string() + " --json - -q");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+  REQUIRE(j.at("runs").size() == 473);
+  for (const auto& row : j.at("runs")) CHECK(row.at("calibration") == "calibrations/modern.json (shipped)");
+  // Fitted on all but the 8 runs modern/README.md flags (fit-calibrations' excluded_ids): those are held out.
+  CHECK(j.at("in_sample").at("runs") == 465);
+  CHECK(j.at("in_sample").at("mape").get<double>() == Approx(9.02).margin(0.01));
+  CHECK(j.at("held_out").at("runs") == 8);
+  CHECK(j.at("interval").at("log_sd").get<double>() == Approx(0.233).margin(0.001));
+  CHECK(j.at("interval").at("inside") == 458);
+}

@@ -548,11 +548,15 @@ TEST_CASE("predict names its calibration: shipped by device, none, or a file", "
     CHECK(sim::choose_calibration("shipped:" + s.name, "x").source == chosen.source);
   }
   CHECK_THROWS_AS(sim::choose_calibration("shipped:nothing", "x"), InputError);
-  // k80.json carries the H200's defaults along but fitted nothing of it: an H200 prediction is not its own, and
-  // gets no K80 interval.
+  // k80.json carries the H200's defaults along but fitted nothing of it: an H200 of no known family is nobody's
+  // fit, and gets no K80 interval; as a Hopper it takes modern.json, which fitted the family's entry.
   const sim::ChosenCalibration h200 = sim::choose_calibration("", "H200-SXM5-141GB");
   CHECK(h200.source == "built-in defaults (no shipped calibration fits H200-SXM5-141GB)");
   CHECK(h200.calibration.prediction_log_sd == 0.0);
+  const sim::ChosenCalibration hopper = sim::choose_calibration("", "H200-SXM5-141GB", "hopper");
+  CHECK(hopper.source == "calibrations/modern.json (shipped)");
+  CHECK(hopper.calibration.devices.count("family:hopper") == 1);
+  CHECK(sim::choose_calibration("", "Tesla K80 (one GK210)", "kepler").source == "calibrations/k80.json (shipped)");
   CHECK(sim::choose_calibration("", "Tesla K80 (one GK210)").source == "calibrations/k80.json (shipped)");
 }
 
