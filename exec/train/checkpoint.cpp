@@ -45,6 +45,10 @@ void expect_equal(const std::string& file, const Json& doc, const std::string& k
                                  meaning, Json(expected).dump(), doc.contains(key) ? doc[key].dump() : "none"));
 }
 
+// The checksum of a rank file's data (every buffer and statistic), kept in its header: a flipped byte would
+// otherwise resume silently to other weights.
+std::string data_checksum(const std::string& data) { return "fnv1a64:" + hex64(fnv1a64(data)); }
+
 }  // namespace
 
 CheckpointStore::CheckpointStore(Backend& backend, CheckpointIdentity identity, MPI_Comm comm)
@@ -61,10 +65,8 @@ void CheckpointStore::save(const std::string& dir, int64_t iteration, const std:
     header["buffers"].push_back({{"name", b.name}, {"count", b.count}});
     floats += b.count;
   }
-  std::string content = std::string(kCheckpointFormat) + "\n" + header.dump() + "\n";
-  const size_t data_at = content.size();
-  content.resize(data_at + static_cast<size_t>(floats) * sizeof(float) + stats.size() * sizeof(double));
-  char* out = content.data() + data_at;
+  std::string data(static_cast<size_t>(floats) * sizeof(float) + stats.size() * sizeof(double), '\0');
+  char* out = data.data();
   std::vector<float> host;
   for (const StateBuffer& b : state) {
     host.resize(static_cast<size_t>(b.count));
@@ -74,6 +76,8 @@ void CheckpointStore::save(const std::string& dir, int64_t iteration, const std:
   }
   // A rank without statistics (a parameter server) has none to copy: memcpy must not see their null data().
   if (!stats.empty()) std::memcpy(out, stats.data(), stats.size() * sizeof(double));
+  header["checksum"] = data_checksum(data);
+  const std::string content = std::string(kCheckpointFormat) + "\n" + header.dump() + "\n" + data;
 
   std::error_code ec;
   fs::create_directories(fs::path(dir) / iteration_dir(iteration), ec);
@@ -145,6 +149,12 @@ int64_t CheckpointStore::load(const std::string& dir, const std::vector<StateBuf
   const size_t expected = data_at + static_cast<size_t>(floats) * sizeof(float) + stats.size() * sizeof(double);
   if (content.size() != expected)
     throw InputError(file, "", fmt::format("{} bytes as its header announces (it has {})", expected, content.size()));
+  const std::string checksum = data_checksum(content.substr(data_at));
+  if (!header.contains("checksum") || header["checksum"] != checksum)
+    throw InputError(file, "/checksum",
+                     fmt::format("the checksum of the data that follows the header ({}; the data gives {}: the file "
+                                 "is damaged, resume from an intact checkpoint or start again)",
+                                 header.contains("checksum") ? header["checksum"].dump() : "none", checksum));
   const char* in = content.data() + data_at;
   std::vector<float> host;
   for (const StateBuffer& b : state) {

@@ -8,15 +8,16 @@
 //   DIR/iteration-K/rank-R.ckpt      rank R's state after K iterations (written atomically: temp + rename)
 //
 // A rank file is the line "scaletwin-checkpoint/1", one line of JSON (plan hash, rank, iteration, the buffers'
-// names and float counts, the number of statistics), then the buffers as little-endian float32 in that order,
-// then the statistics as float64. What goes in is the caller's (exec/train/trainer_checkpoint.cpp): weights, momentum,
+// names and float counts, the number of statistics, the checksum "fnv1a64:HEX" of all that follows the line), then
+// the buffers as little-endian float32 in that order, then the statistics as float64. What goes in is the caller's
+// (exec/train/trainer_checkpoint.cpp): weights, momentum,
 // batch-norm running statistics, a parameter server's shadow copy, the per-epoch loss and accuracy so far. The
 // data order and the learning rate need no state of their own: epoch e's permutation is drawn from (seed, e) and
 // the rate is a function of the iteration, so the iteration count restores both.
 //
 // Resuming checks the manifest and every rank file against the job (plan hash, ranks, the run's identity) and
 // throws InputError naming the file when they differ (exit 2): a checkpoint of another scenario, GPU count or run
-// length is never loaded. After publishing a checkpoint rank 0 removes the previous ones.
+// length is never loaded, nor a rank file whose data does not match its checksum (a damaged file). After publishing a checkpoint rank 0 removes the previous ones.
 #pragma once
 
 #include <cstdint>
