@@ -41,6 +41,19 @@ namespace scaletwin::cli {
 
 namespace {
 
+// --start's calibration (a file, shipped:NAME or none), its errors named as --start's.
+sim::Calibration start_calibration(const std::string& choice) {
+  try {
+    return sim::choose_calibration(choice, "").calibration;
+  } catch (const InputError& e) {
+    if (e.json_path() != "--calibration") throw;
+    std::string message = e.what();
+    for (size_t at = message.find("--calibration"); at != std::string::npos; at = message.find("--calibration", at))
+      message.replace(at, 13, "--start");
+    throw InputError::with_message(message, e.file(), "--start");
+  }
+}
+
 struct CalibrateArgs {
   std::vector<std::string> measurements;
   std::string output;
@@ -123,7 +136,7 @@ int run_calibrate(const CalibrateArgs& a) {
     for (auto& r : all) (filter(r) ? held : train).push_back(r);
     if (train.empty()) throw InputError("", "--holdout", "a filter that leaves some runs to fit");
   }
-  sim::Calibration start = a.start.empty() ? sim::default_calibration() : sim::choose_calibration(a.start, "").calibration;
+  sim::Calibration start = a.start.empty() ? sim::default_calibration() : start_calibration(a.start);
   calibrate::FitOptions options;
   options.parallel = a.jobs;
   options.outer_iterations = a.outer;

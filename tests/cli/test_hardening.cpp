@@ -251,3 +251,19 @@ TEST_CASE("F13: a measured images_per_sec that is subnormal (5e-324) is refused 
   CHECK(r.code == 2);
   CHECK(r.out.find("--latency") != std::string::npos);
 }
+
+TEST_CASE("F18: calibrate --start with an unknown shipped name names --start, not --calibration",
+          "[cli][hardening]") {
+  const fs::path runs = fs::path(SCALETWIN_SOURCE_DIR) / ".." / "shared" / "reference" / "mxnet-k80-single.json";
+  if (!fs::exists(runs)) {
+    WARN("skipped: " << runs.string() << " is not there");
+    return;
+  }
+  const Result r = run("calibrate --start shipped:nope --measurements " + runs.string() + " -o /tmp/never.json --quiet");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out.find("--start") != std::string::npos);
+  CHECK(r.out.find("--calibration") == std::string::npos);
+  CHECK(r.out.find("shipped:NAME with NAME one of") != std::string::npos);
+  CHECK_FALSE(fs::exists("/tmp/never.json"));
+}
