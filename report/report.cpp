@@ -163,7 +163,8 @@ std::string unfitted_device_note(const UnfittedDevice& u) {
                         u.transfer_runs, u.transfer_source, u.transfer_mape);
   if (u.interval_log_sd > 0.0)
     return note + fmt::format(", and its interval is drawn from theirs (x{:.3f}^-+1)", interval_factor(u.interval_log_sd));
-  return note + "; no cross-device error is known to draw an interval from";
+  return note + (u.transfer_runs > 0 ? "; the calibration has no interval of its own, and none is drawn"
+                                      : "; no cross-device error is known to draw an interval from");
 }
 
 Json unfitted_device_to_json(const UnfittedDevice& u) {

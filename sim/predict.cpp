@@ -321,7 +321,9 @@ std::optional<report::UnfittedDevice> unfitted_device(const WorkerStep& step, co
     }
   out.transfer_runs = runs;
   out.transfer_mape = mape;
-  out.interval_log_sd = log_sd;
+  // A calibration without a cross-validated error of its own (the built-in defaults) gives no interval: none is
+  // borrowed for it.
+  out.interval_log_sd = calibration.prediction_log_sd > 0.0 ? log_sd : 0.0;
   return out;
 }
 

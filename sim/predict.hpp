@@ -155,7 +155,8 @@ std::pair<double, std::string> scale_growth(const Calibration& calibration);
 double extrapolation_log_sd(const std::string& stack, int nodes, int gpus, const Calibration& calibration);
 // The spread (log sd) of a prediction's 90% interval: the left-out-network folds' where the network is unfitted and
 // theirs is wider than the calibration's pooled one (UnfittedNetwork::interval_log_sd set), else the pooled one; for
-// a GPU the calibration did not fit, at least the cross-device transfer error (UnfittedDevice::interval_log_sd).
+// a GPU the calibration did not fit, at least the cross-device transfer error (UnfittedDevice::interval_log_sd, set
+// where the calibration has a cross-validated error of its own: the built-in defaults have none, and no interval).
 double interval_log_sd(const std::optional<report::UnfittedNetwork>& unfitted, const Calibration& calibration,
                        const std::optional<report::UnfittedDevice>& device = std::nullopt);
 
