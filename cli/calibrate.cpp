@@ -20,7 +20,9 @@
 // on a node, on a shipped calibration whose prediction interval it keeps).
 // --convergence fits the convergence model (sim/convergence.hpp, calibrate/convergence_fit.hpp) to runs of
 // `scaletwin run --target-accuracy` instead and writes a scaletwin-convergence/1 file, which a scenario's
-// training.convergence names and `validate --convergence` checks.
+// training.convergence names and `validate --convergence` checks. Given one file of published convergence (MLPerf's
+// reference convergence points and Goyal et al.'s rows, ../shared/reference/modern/convergence.json), it fits the
+// model to those instead (calibrate/published_convergence.hpp): calibrations/resnet50-imagenet-convergence.json.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -29,6 +31,7 @@
 
 #include "calibrate/collective_bench.hpp"
 #include "calibrate/convergence_fit.hpp"
+#include "calibrate/published_convergence.hpp"
 #include "calibrate/jitter.hpp"
 #include "calibrate/fit.hpp"
 #include "cli/command.hpp"
@@ -98,7 +101,23 @@ Json apply_benches(const CalibrateArgs& a, const std::vector<calibrate::Measured
   return out;
 }
 
+// Published convergence (MLPerf's RCPs, Goyal et al.'s rows: calibrate/published_convergence.hpp), one file alone.
+int run_published_convergence_fit(const CalibrateArgs& a) {
+  if (a.measurements.size() != 1)
+    throw InputError(a.measurements[1], "--measurements",
+                     "one file of published convergence (its \"rcp\" records), not mixed with other files");
+  calibrate::PublishedConvergence data = calibrate::read_published_convergence(a.measurements.front());
+  const calibrate::PublishedFit fit = calibrate::fit_published_convergence(data);
+  const Json out = calibrate::published_fit_to_json(fit, data);
+  write_json_output(a.output, out);
+  if (!a.json.empty()) write_json_output(a.json, out);
+  fmt::print("{}convergence written to {}\n", calibrate::published_fit_table(fit, data), a.output);
+  return kExitOk;
+}
+
 int run_convergence_fit(const CalibrateArgs& a) {
+  if (!a.measurements.empty() && calibrate::is_published_convergence(load_json_file(a.measurements.front())))
+    return run_published_convergence_fit(a);
   const calibrate::ConvergenceData data = calibrate::read_convergence_runs(a.measurements);
   calibrate::ConvergenceFit fit = calibrate::fit_convergence(data);
   fit.model.source = a.output;
@@ -113,7 +132,7 @@ int run_convergence_fit(const CalibrateArgs& a) {
   fmt::print("  images_min      {:>10.0f}{}\n", fit.model.images_min, se(fit.se_log_images_min, " in log"));
   fmt::print("  critical_batch  {:>10.0f}{}\n", fit.model.critical_batch, se(fit.se_log_critical_batch, " in log"));
   fmt::print("  staleness_cost  {:>10.3f}{}\n", fit.model.staleness_cost, se(fit.se_staleness_cost, ""));
-  fmt::print("  in-sample MAPE {:.1f}%, leave-one-out log sd {:.3f} (90% interval x/{:.2f})\n",
+  fmt::print("  in-sample MAPE {:.1f}%, leave-one-configuration-out log sd {:.3f} (90% interval x/{:.2f})\n",
              100.0 * fit.in_sample_mape, fit.model.log_sd, report::interval_factor(fit.model.log_sd));
   if (out.contains("noise_scale"))
     fmt::print("  measured gradient noise scale B_simple (median over runs): {:.0f}\n",

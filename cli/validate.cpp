@@ -24,6 +24,10 @@
 // --target-accuracy: each run's images and time to the target predicted (the time at the run's own measured pace),
 // the error per run, the MAPE, how many fall inside the 90% interval, and the run-to-run spread of repeated
 // configurations beside it.
+// --time-to-train predicts the training time of every record that has one (DeepLearningExamples' 90-epoch tables,
+// MLPerf-style records: calibrate/time_to_train.hpp): images/s simulated as for a throughput run of the record, epochs
+// as stated or, with --convergence, from the convergence model at the record's global batch (evaluations then
+// counted); each error, the MAPE, the interval coverage, and every record not predicted with why.
 #include <algorithm>
 #include <optional>
 #include <iostream>
@@ -36,6 +40,7 @@
 #include "calibrate/convergence_fit.hpp"
 #include "calibrate/fit.hpp"
 #include "calibrate/jitter.hpp"
+#include "calibrate/time_to_train.hpp"
 #include "calibrate/validate.hpp"
 #include "cli/command.hpp"
 #include "core/error.hpp"
@@ -61,6 +66,7 @@ struct ValidateArgs {
   bool quiet = false;
   std::string convergence;
   std::string by;
+  bool time_to_train = false;
 };
 
 // --by FIELD[,FIELD...]: the fields to group the runs by, each one that some run has (run_field).
@@ -139,8 +145,31 @@ int run_convergence_check(const ValidateArgs& a) {
   return kExitOk;
 }
 
+int run_time_to_train_check(const ValidateArgs& a) {
+  for (const auto& [given, name] : {std::pair{!a.cv.empty(), "--cv"}, {!a.by.empty(), "--by"},
+                                    {!a.report_dir.empty(), "--report"}})
+    if (given) throw InputError("", name, "not with time-to-train records (their check has a table and --json)");
+  std::optional<plan::Convergence> convergence;
+  if (!a.convergence.empty()) convergence = plan::load_convergence(a.convergence);
+  std::vector<calibrate::TrainTimeRecord> records = calibrate::read_time_to_train(a.measurements, convergence);
+  Progress progress("validate", std::count_if(records.begin(), records.end(), [](const auto& r) { return r.run.has_value(); }),
+                    progress_style_for_stderr(a.quiet));
+  calibrate::TrainTimeCheck check;
+  {
+    const ProgressScope scope(progress);
+    check = calibrate::check_time_to_train(std::move(records), a.calibration, a.jobs, a.quiet);
+  }
+  progress.finish();
+  if (!a.json.empty()) write_json_output(a.json, calibrate::time_to_train_json(check));
+  if (a.json != "-") std::cout << calibrate::time_to_train_table(check);
+  return kExitOk;
+}
+
 int run_validate(const ValidateArgs& a) {
   if (a.jobs < 1) throw InputError("", "--jobs", "at least 1");
+  // Files of time-to-train records and no throughput run are checked on their times (../shared/spec.md), flag or not.
+  if (a.time_to_train || (a.cv.empty() && calibrate::only_time_to_train(a.measurements)))
+    return run_time_to_train_check(a);
   if (!a.convergence.empty() && !a.by.empty())
     throw InputError("", "--by", "groups of throughput runs, not with --convergence (its table is per run)");
   if (!a.convergence.empty()) return run_convergence_check(a);
@@ -231,7 +260,11 @@ void add_validate_command(CLI::App& root, Action& action) {
                   "('framework,model', 'nodes')");
   sub->add_flag("-q,--quiet", args->quiet, "no progress on standard error");
   sub->add_option("--convergence", args->convergence,
-                  "check this convergence model (calibrate --convergence) on runs to a target accuracy instead");
+                  "check this convergence model (calibrate --convergence) on runs to a target accuracy instead; with "
+                  "--time-to-train: the model that gives the epochs of records that state none");
+  sub->add_flag("--time-to-train", args->time_to_train,
+                "predict the training time of every record that has one (epochs as stated, or from --convergence) "
+                "and report each error");
   sub->callback([&action, args] { action = [args] { return run_validate(*args); }; });
 }
 

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include <cmath>
+#include <functional>
 
 #include "core/error.hpp"
 #include "core/files.hpp"
@@ -149,11 +150,42 @@ Convergence parse_convergence_object(const JsonObject& obj, const std::string& s
   Convergence c;
   obj.ignore("comment");
   obj.ignore("format");
-  for (const char* key : {"model", "dataset", "lr_scaling", "lr_reference_batch", "standard_errors", "runs", "provenance",
-                          "noise_scale", "in_sample_mape"})
+  for (const char* key : {"dataset", "lr_scaling", "lr_reference_batch", "standard_errors", "runs", "provenance",
+                          "noise_scale", "in_sample_mape", "fit", "checks"})
     obj.ignore(key);
+  c.model = obj.get_string("model", "");
+  c.eval_every_epochs = obj.get_number("eval_every_epochs", 0.0, 0.0, 1000.0);
+  if (obj.has("recipe_warmup_epochs")) {
+    const Json& recipe = obj.get_array("recipe_warmup_epochs");
+    for (size_t i = 0; i < recipe.size(); ++i) {
+      const Json& e = recipe[i];
+      if (!e.is_array() || e.size() != 2 || !e[0].is_number() || !e[1].is_number() || e[0].get<double>() <= 0.0 ||
+          e[1].get<double>() < 0.0)
+        throw InputError(obj.file(), obj.path_of(fmt::format("recipe_warmup_epochs/{}", i)),
+                         "[global batch, warm-up epochs], a positive batch and a warm-up >= 0");
+      c.warmup_by_batch.emplace_back(e[0].get<double>(), e[1].get<double>());
+    }
+  }
   c.images_min = obj.get_number("images_min", std::nullopt, 1.0, 1e15);
   c.critical_batch = obj.get_number("critical_batch", std::nullopt, 1.0, 1e12);
+  c.optimizer = obj.get_enum("optimizer", {"", "sgd", "lars"}, std::string(""));
+  if (obj.has("critical_batch_by_optimizer")) {
+    const JsonObject by = obj.get_object("critical_batch_by_optimizer");
+    for (const char* opt : {"sgd", "lars"})
+      if (by.has(opt)) c.critical_batch_by_optimizer[opt] = by.get_number(opt, std::nullopt, 1.0, 1e12);
+    by.finish();
+  }
+  c.warmup_cost = obj.get_number("warmup_cost", 0.0, 0.0, 1.0);
+  c.dataset_images = obj.get_number("dataset_images", 0.0, 0.0, 1e13);
+  if (obj.has("batch_range")) {
+    const Json& range = obj.get_array("batch_range");
+    if (range.size() != 2 || !range[0].is_number() || !range[1].is_number() || range[0].get<double>() <= 0.0 ||
+        range[1].get<double>() < range[0].get<double>())
+      obj.fail("batch_range", "[smallest, largest] update batch fitted, positive and in order");
+    c.batch_low = range[0].get<double>();
+    c.batch_high = range[1].get<double>();
+  }
+  c.se_log_critical_batch = obj.get_number("se_log_critical_batch", 0.0, 0.0, 10.0);
   c.staleness_cost = obj.get_number("staleness_cost", 0.0, 0.0, 1e3);
   c.log_sd = obj.get_number("log_sd", 0.0, 0.0, 10.0);
   c.target_accuracy = obj.get_number("target_accuracy", 0.0, 0.0, 1.0);
@@ -175,14 +207,26 @@ Training parse_training(const JsonObject& obj) {
   t.learning_rate = obj.get_number("learning_rate", 0.01, 1e-12, 1e6);
   t.lr_reference_batch = obj.get_int("lr_reference_batch", 256, 1, 1 << 30);
   t.lr_warmup_epochs = obj.get_int("lr_warmup_epochs", 0, 0, 10000);
+  t.optimizer = obj.get_enum("optimizer", {"sgd", "lars"}, std::string("sgd"));
   t.momentum = obj.get_number("momentum", 0.9, 0.0, 0.9999);
   t.weight_decay = obj.get_number("weight_decay", 5e-4, 0.0, 1.0);
   t.seed = static_cast<uint64_t>(obj.get_int("seed", 1, 0));
   t.precision = precision_from_name(obj.get_enum("precision", precision_names(), std::string("fp32")));
-  t.lr_scaling = obj.get_enum("lr_scaling", {"linear", "sqrt", "none"}, std::string("linear"));
+  t.lr_scaling = obj.get_enum("lr_scaling", {"linear", "sqrt", "none", "tuned"}, std::string("linear"));
   t.target_accuracy = obj.get_number("target_accuracy", 0.0, 0.0, 1.0);
   t.max_epochs = obj.get_int("max_epochs", 30, 1, 100000);
   t.eval_every_epochs = obj.get_number("eval_every_epochs", 0.25, 1e-6, 1000.0);
+  if (const Json* offset = obj.get_any("eval_offset_epochs")) {
+    if (offset->is_string() && offset->get<std::string>() == "varies")
+      t.eval_offset_varies = true;
+    else if (offset->is_number() && offset->get<double>() >= 0.0 && offset->get<double>() <= 1000.0)
+      t.eval_offset_epochs = offset->get<double>();
+    else
+      obj.fail("eval_offset_epochs", "the epoch of the first evaluation in [0, 1000], or \"varies\" (offsets that differ "
+                                     "between runs: a target is read half an evaluation period after it is crossed)");
+  }
+  t.eval_images = obj.get_int("eval_images", 0, 0, int64_t{1} << 40);
+  t.epoch_overhead_s = obj.get_number("epoch_overhead_s", 0.0, 0.0, 1e7);
   t.dataset_images = obj.get_int("dataset_images", 0, 0, int64_t{1} << 40);
   if (const Json* conv = obj.get_any("convergence")) {
     if (conv->is_string()) {
@@ -205,8 +249,18 @@ Training parse_training(const JsonObject& obj) {
 
 }  // namespace
 
-Convergence load_convergence(const std::string& path) {
-  const Json doc = load_json_file(path);
+Scenario with_point_batch(const Scenario& s, int gpus) {
+  Scenario out = s;
+  for (size_t i = 0; i < s.sweep_global_batch.size() && i < s.sweep_gpus.size(); ++i)
+    if (s.sweep_gpus[i] == gpus) out.batch_per_gpu = s.sweep_global_batch[i] / gpus;
+  for (size_t i = 0; i < s.sweep_lr_warmup_epochs.size() && i < s.sweep_gpus.size(); ++i)
+    if (s.sweep_gpus[i] == gpus) out.training.lr_warmup_epochs = s.sweep_lr_warmup_epochs[i];
+  return out;
+}
+
+Convergence load_convergence(const std::string& path) { return parse_convergence(load_json_file(path), path); }
+
+Convergence parse_convergence(const Json& doc, const std::string& path) {
   const JsonObject obj = JsonObject::root(doc, path);
   if (obj.get_string("format", "scaletwin-convergence/1") != "scaletwin-convergence/1")
     obj.fail("format", "\"scaletwin-convergence/1\"");
@@ -388,6 +442,33 @@ Scenario parse_scenario(const Json& json, const std::string& file) {
       s.sweep_gpus.push_back(g.get<int>());
     }
     if (s.sweep_gpus.empty()) sweep.fail("gpus", "a non-empty list of GPU counts");
+    // A list of one integer per GPU count; `invalid` says what a value at a point of `gpus` should be ("": it is).
+    const auto per_point = [&](const std::string& key, const std::string& what,
+                               const std::function<std::string(int64_t value, int gpus)>& invalid) {
+      std::vector<int64_t> out;
+      if (!sweep.has(key)) return out;
+      const Json& values = sweep.get_array(key);
+      if (values.size() != s.sweep_gpus.size())
+        sweep.fail(key, fmt::format("one {} per GPU count of /sweep/gpus ({}), got {}", what, s.sweep_gpus.size(),
+                                    values.size()));
+      for (size_t i = 0; i < values.size(); ++i) {
+        const int g = s.sweep_gpus[i];
+        const std::string expected = invalid(values[i].is_number_integer() ? values[i].get<int64_t>() : -1, g);
+        if (!values[i].is_number_integer() || !expected.empty())
+          throw InputError(file, fmt::format("/sweep/{}/{}", key, i),
+                           expected.empty() ? invalid(-1, g) : expected);
+        out.push_back(values[i].get<int64_t>());
+      }
+      return out;
+    };
+    s.sweep_global_batch = per_point("global_batch", "global batch", [](int64_t b, int g) {
+      return b >= g && b % g == 0 && b / g <= (1 << 20)
+                 ? std::string()
+                 : fmt::format("a global batch that {} GPUs share evenly (a multiple of {})", g, g);
+    });
+    s.sweep_lr_warmup_epochs = per_point("lr_warmup_epochs", "warm-up", [](int64_t w, int) {
+      return w >= 0 && w <= 10000 ? std::string() : std::string("a warm-up in epochs, in [0, 10000]");
+    });
     sweep.finish();
   }
   if (obj.has("faults")) s.faults = parse_faults(obj);

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <optional>
 #include <string>
 #include <vector>
@@ -107,10 +109,31 @@ struct Convergence {
   double log_sd = 0.0;          // cross-validated spread of log(predicted / measured images to target)
   double target_accuracy = 0.0; // the accuracy these parameters were fitted for
   std::string source;           // the file it came from, or "scenario"
+  // The optimizer critical_batch was fitted for ("" any: the scenario's is not checked), and the critical batch of
+  // other optimizers fitted on other data ("sgd" from Goyal et al.'s rows beside "lars" from MLPerf's RCPs): a
+  // scenario naming an optimizer that is in neither is refused.
+  std::string optimizer;
+  std::map<std::string, double> critical_batch_by_optimizer;
+  // The learning-rate warm-up's cost: the fraction of each warm-up epoch that makes no progress toward the target
+  // (linear warm-up from about 0: about half of it; fitted in [0, 1]), and the training set's size that converts
+  // those epochs to images (0: unknown; the warm-up is then not counted).
+  double warmup_cost = 0.0;
+  double dataset_images = 0.0;
+  // Beyond the update batches it was fitted on ([batch_low, batch_high]; 0, 0: not stated), the interval widens
+  // by the critical batch's standard error (log scale) as the prediction leans on it (sim/convergence.hpp).
+  double batch_low = 0.0, batch_high = 0.0;
+  double se_log_critical_batch = 0.0;
+  // What it was fitted on ("" not stated: not checked), its recipe's warm-up at each fitted batch ({batch, epochs}:
+  // the warm-up of a published run that states none), and the evaluation period its data were read at (0: not stated).
+  std::string model;
+  std::vector<std::pair<double, double>> warmup_by_batch;
+  double eval_every_epochs = 0.0;
 };
 
 // Reads a calibrate --convergence file (format "scaletwin-convergence/1"); InputError naming the file and field.
 Convergence load_convergence(const std::string& path);
+// The same from a parsed document (a shipped fit embedded in the binary); `file` names it in errors and as source.
+Convergence parse_convergence(const Json& doc, const std::string& file);
 
 // What a run trains on, and the arithmetic of its compute: parsed once from their names ("synthetic" | "real";
 // "fp32" | "tf32" | "bf16" | "fp16"), written back by name. bf16 and fp16 are mixed precision (automatic mixed
@@ -140,9 +163,13 @@ struct Training {
   double learning_rate = 0.01;      // for the reference global batch below, scaled by lr_scaling
   int64_t lr_reference_batch = 256;
   // How the rate follows the global batch B: "linear" (lr × B / reference, Goyal et al. 2017), "sqrt"
-  // (lr × sqrt(B / reference), Krizhevsky 2014) or "none" (lr at every batch).
+  // (lr × sqrt(B / reference), Krizhevsky 2014), "none" (lr at every batch) or "tuned" (a recipe tuned per batch,
+  // as MLPerf's reference convergence points: predict only, the convergence model's rule factor is then 1).
   std::string lr_scaling = "linear";
   int64_t lr_warmup_epochs = 0;
+  // "sgd" (with momentum: what `run` trains with) or "lars" (layer-wise adaptive rates, You et al. 2017: MLPerf's
+  // ResNet-50 recipe; predict only): picks the convergence model's critical batch.
+  std::string optimizer = "sgd";
   double momentum = 0.9;
   double weight_decay = 5e-4;
   uint64_t seed = 1;
@@ -152,6 +179,15 @@ struct Training {
   double target_accuracy = 0.0;
   int64_t max_epochs = 30;
   double eval_every_epochs = 0.25;
+  // predict: the epoch of the first evaluation (0: eval_every_epochs; MLPerf ResNet-50 evaluates every 4 epochs from
+  // an offset), the validation set's size in images (each evaluation's time at the simulated inference rate; 0: not
+  // counted) and a fixed time per epoch (data loader restarts, checkpoints: 0 by default), in seconds.
+  // "varies" (eval_offset_varies): the offset differs between runs, as in MLPerf's, and a target is read on average
+  // half an evaluation period after it is crossed.
+  double eval_offset_epochs = 0.0;
+  bool eval_offset_varies = false;
+  int64_t eval_images = 0;
+  double epoch_overhead_s = 0.0;
   // predict: the training set's size in images (with epochs and no target: the time of those epochs; 0: none) and
   // the convergence model's parameters (sim/convergence.hpp): inline, or the path of a calibrate --convergence file.
   int64_t dataset_images = 0;
@@ -217,6 +253,12 @@ struct Scenario {
   // replicated copies), "mxnet" (kvstore), "mpi", "nccl"; "" = the default of the scheme and cluster.
   std::string framework;
   std::vector<int> sweep_gpus;      // GPU counts for predict; empty: nodes * gpus_per_node only
+  // predict: the global batch at each point of sweep_gpus (empty: batch_per_gpu × GPUs everywhere), as a recipe sets
+  // it per scale; each must be a multiple of the point's GPU count.
+  std::vector<int64_t> sweep_global_batch;
+  // predict: the learning-rate warm-up at each point (empty: training.lr_warmup_epochs everywhere), as a recipe
+  // lengthens it with the batch.
+  std::vector<int64_t> sweep_lr_warmup_epochs;
   Training training;
   std::vector<Fault> faults;        // what-if faults for predict (issue 10); empty: a healthy cluster
   Kernels kernels;                  // the stack's kernels (above); set by sim::apply_stack_defaults
@@ -230,6 +272,10 @@ struct Scenario {
   // Where a GPU count comes from: the sweep of a scenario file, the nodes of a measured run (nodes x gpus_per_node).
   std::string gpus_path() const { return json_path.empty() ? "/sweep/gpus" : json_path + "/nodes"; }
 };
+
+// The scenario at a point of its sweep: batch_per_gpu from sweep_global_batch and training.lr_warmup_epochs from
+// sweep_lr_warmup_epochs where the sweep sets them for `gpus`, else the scenario's.
+Scenario with_point_batch(const Scenario& s, int gpus);
 
 // Loads and validates a scenario file; every error is an InputError naming the file, the JSON path and what was
 // expected. Unknown keys are errors.

@@ -31,6 +31,7 @@ Json point_to_json(const PointResult& p, bool with_trace) {
             {"critical_worker", p.critical_worker},
             {"simulated_s", p.simulated_s},
             {"phases_s", p.phase_s}};
+  if (p.batch_per_gpu > 0) j["batch_per_gpu"] = p.batch_per_gpu;
   Json colls = Json::array();
   for (const CollectiveTime& c : p.collectives)
     colls.push_back({{"label", c.label}, {"purpose", c.purpose}, {"bytes", c.bytes}, {"seconds", c.seconds}});
@@ -41,6 +42,13 @@ Json point_to_json(const PointResult& p, bool with_trace) {
     j["update_batch"] = p.update_batch;
     j["images_to_target"] = p.images_to_target;
     j["time_to_target_s"] = p.time_to_target_s;
+    if (p.epochs_to_target > 0.0) {
+      j["epochs_to_target"] = p.epochs_to_target;
+      j["evaluations"] = p.evaluations;
+      j["eval_s"] = p.eval_s;
+    }
+    if (p.convergence_extrapolation_log_sd > 0.0)
+      j["convergence_extrapolation_log_sd"] = p.convergence_extrapolation_log_sd;
   }
   if (p.range_high_images_per_sec > 0.0)
     j["assumed_range_images_per_sec"] = Json::array({p.range_low_images_per_sec, p.range_high_images_per_sec});
@@ -229,7 +237,7 @@ Json report_to_json(const Report& r) {
       j["speedup_interval"] = Json::array({p.speedup * lo, p.speedup * hi});
     }
     if (p.time_to_target_s > 0.0 && (r.time_log_sd > 0.0 || has_alternatives(p))) {
-      const auto [lo, hi] = interval_ratios(r.time_log_sd, p);
+      const auto [lo, hi] = interval_ratios(std::hypot(r.time_log_sd, p.convergence_extrapolation_log_sd), p);
       j["time_to_target_s_interval"] = Json::array({p.time_to_target_s / hi, p.time_to_target_s / lo});
     }
     preds.push_back(std::move(j));
@@ -266,6 +274,15 @@ std::string report_table(const Report& r) {
   if (r.unfitted_network) out << unfitted_network_note(*r.unfitted_network) << "\n";
   if (r.unfitted_device) out << unfitted_device_note(*r.unfitted_device) << "\n";
   if (r.beyond_fitted_scale) out << beyond_fitted_scale_note(*r.beyond_fitted_scale) << "\n";
+  if (std::any_of(r.predictions.begin(), r.predictions.end(),
+                  [&](const PointResult& p) { return p.batch_per_gpu > 0 && p.batch_per_gpu != r.batch_per_gpu; })) {
+    std::string batches;
+    for (const PointResult& p : r.predictions)
+      batches += fmt::format("{}{}: {} x {} = {}", batches.empty() ? "" : ", ", p.gpus, p.gpus,
+                             p.batch_per_gpu > 0 ? p.batch_per_gpu : r.batch_per_gpu,
+                             p.gpus * (p.batch_per_gpu > 0 ? p.batch_per_gpu : r.batch_per_gpu));
+    out << "global batch per point (the sweep's): " << batches << "\n";
+  }
   if (r.assumed_rate) out << assumed_rate_note(*r.assumed_rate) << "\n";
   for (const auto& [what, note] : r.alternative_notes) out << note << "\n";
   out << fmt::format("{:>5} {:>5} {:>12} {:>12} {:>19} {:>8} {:>7} {:>9} {:>11} {:>12} {:>10}\n", "gpus", "nodes",
@@ -286,18 +303,23 @@ std::string report_table(const Report& r) {
                        r.time_log_sd > 0.0 ? fmt::format("; 90% interval x/{:.2f}", interval_factor(r.time_log_sd))
                                            : std::string());
     const double first = r.predictions.front().time_to_target_s;
-    out << fmt::format("{:>5} {:>12} {:>10} {:>14} {:>12} {:>23} {:>11}\n", "gpus", "update batch", "staleness",
-                       "images", "time", "90% interval", fmt::format("vs {} GPU{}", r.predictions.front().gpus,
-                                                                      r.predictions.front().gpus > 1 ? "s" : ""));
+    const bool epochs = std::any_of(r.predictions.begin(), r.predictions.end(),
+                                    [](const PointResult& p) { return p.epochs_to_target > 0.0; });
+    out << fmt::format("{:>5} {:>12} {:>10} {:>14} {:>12} {:>12} {:>23} {:>11}\n", "gpus", "update batch", "staleness",
+                       epochs ? "epochs" : "images", "time", epochs ? "of it evals" : "", "90% interval",
+                       fmt::format("vs {} GPU{}", r.predictions.front().gpus, r.predictions.front().gpus > 1 ? "s" : ""));
     for (const PointResult& p : r.predictions) {
-      const auto [lo, hi] = interval_ratios(r.time_log_sd, p);
-      const std::string range = r.time_log_sd > 0.0 || has_alternatives(p)
+      const double log_sd = std::hypot(r.time_log_sd, p.convergence_extrapolation_log_sd);
+      const auto [lo, hi] = interval_ratios(log_sd, p);
+      const std::string range = log_sd > 0.0 || has_alternatives(p)
                                     ? fmt::format("{}-{}", format_duration(p.time_to_target_s / hi),
                                                   format_duration(p.time_to_target_s / lo))
                                     : std::string("-");
-      out << fmt::format("{:>5} {:>12.0f} {:>10} {:>14.4g} {:>12} {:>23} {:>10.2f}x\n", p.gpus, p.update_batch,
+      out << fmt::format("{:>5} {:>12.0f} {:>10} {:>14} {:>12} {:>12} {:>23} {:>10.2f}x\n", p.gpus, p.update_batch,
                          p.sync == "sync" ? std::string("-") : fmt::format("{:.2f}", p.staleness_mean),
-                         p.images_to_target, format_duration(p.time_to_target_s), range,
+                         epochs ? fmt::format("{:.4g}", p.epochs_to_target) : fmt::format("{:.4g}", p.images_to_target),
+                         format_duration(p.time_to_target_s),
+                         epochs && p.eval_s > 0.0 ? format_duration(p.eval_s) : std::string(""), range,
                          first / p.time_to_target_s);
     }
   }

@@ -32,6 +32,7 @@ struct CollectiveTime {
 struct PointResult {
   int gpus = 0;
   int nodes = 0;
+  int64_t batch_per_gpu = 0;  // the point's (a sweep's global_batch sets it per point; 0: the report's)
   double iteration_s = 0.0;
   double images_per_sec = 0.0;
   double speedup = 0.0;
@@ -55,6 +56,14 @@ struct PointResult {
   double update_batch = 0.0;
   double images_to_target = 0.0;
   double time_to_target_s = 0.0;
+  // With a convergence model and the training set's size: the epochs trained when the target is first seen (at an
+  // evaluation: a whole number of evaluation periods after the first), the evaluations run up to it and their time
+  // at the simulated inference rate (in time_to_target_s with training and per-epoch overheads; 0 when not counted),
+  // and the log spread the convergence model adds beyond the batches it was fitted on (sim/convergence.hpp).
+  double epochs_to_target = 0.0;
+  int evaluations = 0;
+  double eval_s = 0.0;
+  double convergence_extrapolation_log_sd = 0.0;
   // On several nodes of a cluster whose NIC rate is an assumption with a range (Report::assumed_rate): images/s
   // simulated at the low and the high end of the range (the smaller first); 0, 0 elsewhere.
   double range_low_images_per_sec = 0.0, range_high_images_per_sec = 0.0;

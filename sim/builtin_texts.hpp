@@ -11,8 +11,10 @@ struct BuiltinText {
   std::string_view text;  // the whole file
 };
 
-// Sorted by name. Defined in the generated builtin_stack_texts.cpp and builtin_calibration_texts.cpp.
+// Sorted by name. Defined in the generated builtin_stack_texts.cpp, builtin_calibration_texts.cpp and
+// builtin_convergence_texts.cpp.
 std::vector<BuiltinText> builtin_stack_texts();
 std::vector<BuiltinText> builtin_calibration_texts();
+std::vector<BuiltinText> builtin_convergence_texts();
 
 }  // namespace scaletwin::sim::detail

@@ -444,7 +444,10 @@ report::Report predict(const plan::Scenario& scenario, const PredictOptions& opt
   const std::vector<int> gpus = sweep_of(scenario, options.gpus);
   double base_images_per_sec = 0.0;
   for (int g : gpus) {
-    report::PointResult p = simulate_point_forked(scenario, g, options.calibration, options.run, options.fidelity);
+    const plan::Scenario at = plan::with_point_batch(scenario, g);
+    if (at.batch_per_gpu != scenario.batch_per_gpu) check_memory_fit(at, step.point.model, step.point.cluster.spec().node);
+    report::PointResult p = simulate_point_forked(at, g, options.calibration, options.run, options.fidelity);
+    if (!scenario.sweep_global_batch.empty()) p.batch_per_gpu = at.batch_per_gpu;
     if (g == 1) base_images_per_sec = p.images_per_sec;
     report.predictions.push_back(std::move(p));
     if (options.on_point) options.on_point(g);
@@ -466,7 +469,8 @@ report::Report predict(const plan::Scenario& scenario, const PredictOptions& opt
       for (int i = 0; i < 2; ++i) {
         const report::AssumedRate& rate = *report.assumed_rate;
         const Calibration at = at_network_rate(options.calibration, rate, i == 0 ? rate.low_Bps : rate.high_Bps);
-        ends[i] = simulate_point_forked(scenario, p.gpus, at, quiet, options.fidelity).images_per_sec;
+        ends[i] = simulate_point_forked(plan::with_point_batch(scenario, p.gpus), p.gpus, at, quiet, options.fidelity)
+                      .images_per_sec;
         if (options.on_point) options.on_point(p.gpus);
       }
       p.range_low_images_per_sec = std::min(ends[0], ends[1]);
@@ -476,7 +480,9 @@ report::Report predict(const plan::Scenario& scenario, const PredictOptions& opt
     report.alternative_notes[alt.what] = alt.note;
     for (report::PointResult& p : report.predictions) {
       p.alternatives[alt.what] =
-          simulate_point_forked(scenario, p.gpus, alt.calibration, quiet, options.fidelity).images_per_sec;
+          simulate_point_forked(plan::with_point_batch(scenario, p.gpus), p.gpus, alt.calibration, quiet,
+                                options.fidelity)
+              .images_per_sec;
       if (options.on_point) options.on_point(p.gpus);
     }
   }

@@ -234,6 +234,29 @@ void check_precision(const detail::Context& ctx) {
                      "the update (got \"fp16\")");
 }
 
+// The executor trains with SGD with momentum, its rate scaled by a stated rule: "lars" and the "tuned" rule (a recipe
+// per batch, MLPerf's) are what predict's convergence model reads, not what `run` can train with.
+void check_optimizer(const detail::Context& ctx) {
+  const plan::Training& t = ctx.scenario.training;
+  if (t.optimizer != "sgd")
+    throw InputError(ctx.scenario.file, "/training/optimizer",
+                     fmt::format("\"sgd\" for run (the executor trains with SGD with momentum; \"{}\" is for predict's "
+                                 "convergence model only)", t.optimizer));
+  if (t.lr_scaling == "tuned")
+    throw InputError(ctx.scenario.file, "/training/lr_scaling",
+                     "\"linear\", \"sqrt\" or \"none\" for run (\"tuned\" names a recipe tuned per batch, for predict's "
+                     "convergence model only)");
+}
+
+void check_batchnorm_values(const detail::Context& ctx);
+
+// What `run` refuses of a scenario's training before it starts: the precision, the optimizer, batch norm's values.
+void check_training(const detail::Context& ctx) {
+  check_precision(ctx);
+  check_optimizer(ctx);
+  check_batchnorm_values(ctx);
+}
+
 // Training batch norm needs more than one value per channel: a worker's batch times the layer's positions. With one,
 // the batch variance is 0 and its unbiased estimate undefined (cuDNN divides by zero; PyTorch refuses such a batch).
 void check_batchnorm_values(const detail::Context& ctx) {
@@ -349,8 +372,7 @@ TrainResult train(plan::Point point, const TrainOptions& options, MPI_Comm comm)
   ctx.plan = std::move(point.plan);
   ST_ASSERT(static_cast<int>(ctx.plan.endpoints.size()) == ctx.ranks,
             fmt::format("the plan has {} endpoints for {} ranks", ctx.plan.endpoints.size(), ctx.ranks));
-  check_precision(ctx);
-  check_batchnorm_values(ctx);
+  check_training(ctx);
   set_model_parallel_layers(ctx, point.gpus);  // the workers
   set_target_accuracy(ctx, options);
 
