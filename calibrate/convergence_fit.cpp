@@ -54,7 +54,15 @@ ConvergenceRun read_run(const JsonObject& run, const std::string& file, Converge
   r.update_batch = number_at(run, raw["update_batch"], "update_batch");
   r.images_per_sec = number_at(run, raw["images_per_sec"], "images_per_sec");
   r.gpus = raw["gpus"].get<int>();
-  r.scheme = raw.contains("scheme") ? raw["scheme"].dump() : std::string("?");
+  // The scheme as its configuration: the fields that set what the updates are (name, mode, algorithm, servers,
+  // placement, aggregation), not those a later version of `run` adds to its record (a PS's "tensors").
+  r.scheme = "?";
+  if (raw.contains("scheme") && raw["scheme"].is_object()) {
+    Json key = Json::object();
+    for (const char* field : {"name", "mode", "algorithm", "intra", "inter", "servers", "placement", "local_aggregation"})
+      if (raw["scheme"].contains(field)) key[field] = raw["scheme"][field];
+    r.scheme = key.dump();
+  }
   if (raw.contains("staleness") && raw["staleness"].contains("mean"))
     r.staleness = number_at(run, raw["staleness"]["mean"], "staleness");
   r.reached = t["reached"].get<bool>();
@@ -215,15 +223,31 @@ ConvergenceFit fit_convergence(const ConvergenceData& data) {
   double ape = 0.0;
   for (const Point& p : pts) ape += std::abs(std::exp(predict_log(best, p) - p.log_images) - 1.0);
   fit.in_sample_mape = ape / static_cast<double>(pts.size());
-  // Leave one out: refit without each run, predict it.
+  // Leave one configuration out: refit without every run of a configuration (its scheme, workers and update batch:
+  // the other seeds of it too), predict each of its runs. The error then holds both what the model's form misses at a
+  // configuration it did not see and the run's own seed-to-seed spread (a configuration left alone with runs at one
+  // update batch falls back to leaving its runs out one at a time).
+  const auto configuration = [](const ConvergenceRun& r) {
+    return fmt::format("{}|{}|{}", r.scheme, r.gpus, r.update_batch);
+  };
   double sq = 0.0;
+  fit.loo_log_errors.assign(pts.size(), 0.0);
   for (size_t i = 0; i < pts.size(); ++i) {
     std::vector<Point> rest;
+    double rest_lo = 1e300, rest_hi = 0.0;
     for (size_t j = 0; j < pts.size(); ++j)
-      if (j != i) rest.push_back(pts[j]);
+      if (configuration(*runs[j]) != configuration(*runs[i])) {
+        rest.push_back(pts[j]);
+        rest_lo = std::min(rest_lo, pts[j].batch), rest_hi = std::max(rest_hi, pts[j].batch);
+      }
+    if (rest.size() < 3 || rest_hi <= rest_lo) {
+      rest.clear();
+      for (size_t j = 0; j < pts.size(); ++j)
+        if (j != i) rest.push_back(pts[j]);
+    }
     const Params p = fit_points(rest);
     const double e = predict_log(p, pts[i]) - pts[i].log_images;
-    fit.loo_log_errors.push_back(e);
+    fit.loo_log_errors[i] = e;
     sq += e * e;
   }
   fit.model.log_sd = std::sqrt(sq / static_cast<double>(pts.size()));

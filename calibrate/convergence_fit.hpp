@@ -4,8 +4,9 @@
 // the images each run needed, the batch one update averaged over, the mean staleness of its updates. The fit is a
 // least-squares fit of log(images) over (log images_min, log critical_batch, staleness_cost >= 0): a grid over the
 // two nonlinear parameters with images_min in closed form, refined on a finer grid; standard errors from the
-// Jacobian at the optimum (s² (JᵀJ)⁻¹), the spread of log errors by leave-one-out cross-validation (what a
-// prediction interval of a run nobody fitted should use). Runs that did not reach the target are censored: they
+// Jacobian at the optimum (s² (JᵀJ)⁻¹), the spread of log errors by leave-one-configuration-out cross-validation
+// (every seed of a configuration left out together: the model's error at a configuration it did not see and a run's
+// seed-to-seed spread, what a prediction interval of a run nobody fitted should use). Runs that did not reach the target are censored: they
 // are listed, not fitted.
 #pragma once
 
@@ -46,12 +47,12 @@ struct ConvergenceData {
 ConvergenceData read_convergence_runs(const std::vector<std::string>& files);
 
 struct ConvergenceFit {
-  plan::Convergence model;                  // log_sd: leave-one-out
+  plan::Convergence model;                  // log_sd: leave one configuration out
   std::optional<double> se_log_images_min;  // standard errors (log scale for the two positive parameters)
   std::optional<double> se_log_critical_batch;
   std::optional<double> se_staleness_cost;  // empty when no run was stale (the cost is then 0, not identified)
   double in_sample_mape = 0.0;
-  std::vector<double> loo_log_errors;       // per reached run, log(predicted / measured) left out of the fit
+  std::vector<double> loo_log_errors;       // per reached run, log(predicted / measured), its configuration left out
 };
 
 // InputError when fewer than 3 runs reached the target or they span a single update batch.

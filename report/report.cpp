@@ -305,8 +305,10 @@ std::string report_table(const Report& r) {
     const double first = r.predictions.front().time_to_target_s;
     const bool epochs = std::any_of(r.predictions.begin(), r.predictions.end(),
                                     [](const PointResult& p) { return p.epochs_to_target > 0.0; });
-    out << fmt::format("{:>5} {:>12} {:>10} {:>14} {:>12} {:>12} {:>23} {:>11}\n", "gpus", "update batch", "staleness",
-                       epochs ? "epochs" : "images", "time", epochs ? "of it evals" : "", "90% interval",
+    // The evaluations' column only where the time counts them (epochs of a training set).
+    const std::string evals_head = epochs ? fmt::format(" {:>12}", "of it evals") : std::string();
+    out << fmt::format("{:>5} {:>12} {:>10} {:>14} {:>12}{} {:>23} {:>11}\n", "gpus", "update batch", "staleness",
+                       epochs ? "epochs" : "images", "time", evals_head, "90% interval",
                        fmt::format("vs {} GPU{}", r.predictions.front().gpus, r.predictions.front().gpus > 1 ? "s" : ""));
     for (const PointResult& p : r.predictions) {
       const double log_sd = std::hypot(r.time_log_sd, p.convergence_extrapolation_log_sd);
@@ -315,12 +317,12 @@ std::string report_table(const Report& r) {
                                     ? fmt::format("{}-{}", format_duration(p.time_to_target_s / hi),
                                                   format_duration(p.time_to_target_s / lo))
                                     : std::string("-");
-      out << fmt::format("{:>5} {:>12.0f} {:>10} {:>14} {:>12} {:>12} {:>23} {:>10.2f}x\n", p.gpus, p.update_batch,
+      const std::string evals =
+          epochs ? fmt::format(" {:>12}", p.eval_s > 0.0 ? format_duration(p.eval_s) : std::string("-")) : std::string();
+      out << fmt::format("{:>5} {:>12.0f} {:>10} {:>14} {:>12}{} {:>23} {:>10.2f}x\n", p.gpus, p.update_batch,
                          p.sync == "sync" ? std::string("-") : fmt::format("{:.2f}", p.staleness_mean),
                          epochs ? fmt::format("{:.4g}", p.epochs_to_target) : fmt::format("{:.4g}", p.images_to_target),
-                         format_duration(p.time_to_target_s),
-                         epochs && p.eval_s > 0.0 ? format_duration(p.eval_s) : std::string(""), range,
-                         first / p.time_to_target_s);
+                         format_duration(p.time_to_target_s), evals, range, first / p.time_to_target_s);
     }
   }
   if (!r.predictions.empty()) {
