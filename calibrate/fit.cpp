@@ -202,7 +202,7 @@ std::vector<Parameter> selected_parameters(const Surrogate& surrogate, const Fit
   for (const std::string& f : options.fit)  // a name that matches nothing is a typo or a field the runs leave alone
     if (std::none_of(params.begin(), params.end(), [&](const Parameter& p) { return parameter_named(p.name, {f}); })) {
       if (options.fit_may_name_unexercised) {
-        not_exercised.push_back(f);
+        not_exercised.push_back("--fit " + f);
         continue;
       }
       throw InputError("", "--fit",
@@ -216,6 +216,11 @@ std::vector<Parameter> selected_parameters(const Surrogate& surrogate, const Fit
     if (params.empty())
       throw InputError("", "--model-factors-only", "runs whose compute a model factor scales (a network's layers)");
   }
+  // A --fix name that names none of the parameters these runs exercise fixes nothing (a field they leave alone, or a
+  // misspelt name): said, not silent (FitResult::fix_not_exercised).
+  for (const std::string& f : options.fixed)
+    if (std::none_of(params.begin(), params.end(), [&](const Parameter& p) { return parameter_named(p.name, {f}); }))
+      not_exercised.push_back("--fix " + f);
   std::erase_if(params, [&](const Parameter& p) { return named_in(p, options.fixed); });
   const auto sourced = [&](const Parameter& p) {  // "devices/NAME/FIELD" with FIELD sourced for NAME
     for (const std::string& d : surrogate.exercised().devices) {
@@ -306,7 +311,8 @@ FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calib
     surrogate.linearize(c, params, options.parallel);
   }
   FitResult result;
-  result.fit_not_exercised = not_exercised;
+  for (const std::string& n : not_exercised)
+    (n.starts_with("--fix ") ? result.fix_not_exercised : result.fit_not_exercised).push_back(n.substr(6));
   result.calibration = c;
   // How far each stack's dispatch reaches on the runs is a property of the runs a calibration was fitted on
   // (scripts/fit-calibrations measures it for the shipped one): a start's does not carry over to a new fit, unless

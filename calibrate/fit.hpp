@@ -68,6 +68,7 @@ struct FitResult {
   int simulations = 0;
   report::Validation in_sample;  // as predict simulates (when FitOptions::validate)
   std::vector<std::string> fit_not_exercised;  // names of FitOptions::fit no run exercised (fit_may_name_unexercised)
+  std::vector<std::string> fix_not_exercised;  // names of FitOptions::fixed that name no exercised parameter
 };
 
 FitResult fit_calibration(const std::vector<MeasuredRun>& runs, const sim::Calibration& start,

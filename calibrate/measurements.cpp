@@ -482,7 +482,8 @@ std::vector<std::string> split_on(const std::string& expr, const std::string& se
 }
 
 RunFilter parse_comparison(const std::string& term, const std::string& expr, const std::string& option) {
-  static const std::regex form(R"(^\s*([A-Za-z_]+)\s*(==|!=|>=|<=|>|<|=)\s*([^\s|&](?:[^|&]*[^\s|&])?)\s*$)");
+  // The value may not start with an operator's character: 'nodes>>1' is not 'nodes > ">1"'.
+  static const std::regex form(R"(^\s*([A-Za-z_]+)\s*(==|!=|>=|<=|>|<|=)\s*([^\s|&<>=!](?:[^|&]*[^\s|&])?)\s*$)");
   std::smatch m;
   if (!std::regex_match(term, m, form))
     throw InputError("", option,

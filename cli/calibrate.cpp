@@ -170,6 +170,8 @@ int run_calibrate(const CalibrateArgs& a) {
   Progress progress("calibrate: simulations", 0, progress_style_for_stderr(a.quiet));
   const ProgressScope progress_scope(progress);  // calibrate/simulate.cpp ticks it per finished simulation
   const calibrate::FitResult fit = calibrate::fit_calibration(train, start, options);
+  for (const std::string& f : fit.fix_not_exercised)  // said even with --quiet: a misspelt name fixes nothing
+    std::cerr << fmt::format("calibrate: --fix {}: names no parameter these runs exercise; it fixes nothing\n", f);
   Json fit_json = calibrate::fit_to_json(fit);
   fit_json["run_ids"] = Json::array();  // what validate counts as in-sample
   for (const calibrate::MeasuredRun& r : train) fit_json["run_ids"].push_back(r.id);

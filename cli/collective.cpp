@@ -159,10 +159,11 @@ void add_collective_command(CLI::App& root, Action& action) {
                   "allreduce (default), reduce_scatter, allgather, reduce, broadcast, push_pull, custom");
   sub->add_option("--element-bytes", o->element_bytes, "Bytes per element [4]");
   sub->add_option("--cluster", o->cluster, "Built-in cluster name or cluster JSON file for the costs");
-  sub->add_option("--nodes", o->nodes, "Nodes of the cluster (default: the cluster's)");
+  sub->add_option("--nodes", o->nodes, "Nodes of the cluster (default: the cluster's)")->check(positive_count("nodes"));
   sub->add_flag("--verify", o->verify, "Run the symbolic verifier");
   sub->add_option("--json", o->json, "Write the result as JSON to FILE (- for standard output)");
-  sub->add_option("--ranks-per-node", o->options.ranks_per_node, "hierarchical: ranks per node [cluster's, or all]");
+  sub->add_option("--ranks-per-node", o->options.ranks_per_node, "hierarchical: ranks per node [cluster's, or all]")
+      ->check(positive_count("ranks per node"));
   sub->add_option("--intra", o->intra, "hierarchical: algorithm inside a node; hybrid: its algorithm [ring]");
   sub->add_option("--inter", o->inter, "hierarchical: all-reduce between nodes [ring]");
   sub->add_option("--chunks", o->options.chunks, "double_binary_tree: pipeline chunks per tree [automatic]");

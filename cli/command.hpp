@@ -32,6 +32,9 @@ void print_notes(const std::string& command, const std::string& lines);
 
 // Parses a comma-separated list of positive integers ("1,2,4,8"); InputError naming `option` otherwise.
 std::vector<int> parse_int_list(const std::string& text, const std::string& option);
+// A check for an integer option that, given, must be at least 1 ("0 nodes" is not "the default"): its message
+// says "a positive number of WHAT (got V)".
+CLI::Validator positive_count(const std::string& what);
 // The items of a comma-separated option value as written ("a,,b" has an empty second item).
 std::vector<std::string> comma_items(const std::string& text);
 

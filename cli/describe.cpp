@@ -151,7 +151,8 @@ void add_describe_command(CLI::App& root, Action& action) {
   sub->add_option("scenario", opts->scenario, "Scenario JSON file");
   sub->add_option("--model", opts->model, "Built-in model name or model JSON file");
   sub->add_option("--cluster", opts->cluster, "Built-in cluster name or cluster JSON file");
-  sub->add_option("--nodes", opts->nodes, "Number of nodes of the cluster (default: the cluster's)");
+  sub->add_option("--nodes", opts->nodes, "Number of nodes of the cluster (default: the cluster's)")
+      ->check(positive_count("nodes"));
   sub->add_option("--json", opts->json, "Write the result as JSON to FILE (- for standard output)");
   sub->callback([opts, &action] { action = [opts] { return run_describe(*opts); }; });
 }

@@ -34,6 +34,16 @@ std::vector<std::string> comma_items(const std::string& text) {
   return items;
 }
 
+CLI::Validator positive_count(const std::string& what) {
+  return CLI::Validator(
+      [what](const std::string& v) {
+        long long n = 0;
+        const bool number = !v.empty() && std::sscanf(v.c_str(), "%lld", &n) == 1;
+        return number && n >= 1 ? std::string() : fmt::format("a positive number of {} (got \"{}\")", what, v);
+      },
+      "POSITIVE");
+}
+
 std::vector<int> parse_int_list(const std::string& text, const std::string& option) {
   std::vector<int> out;
   for (const std::string& item : comma_items(text)) {

@@ -215,12 +215,16 @@ void add_predict_command(CLI::App& root, Action& action) {
                   "more scenario files: every scenario's sweep side by side in one table, JSON and HTML report, with "
                   "a note where they differ in more than the scheme (stack, calibration, model, batch, precision, "
                   "cluster)");
-  sub->add_option("--gpus", args->gpus, "comma-separated GPU counts (default: the scenario's sweep)");
+  sub->add_option("--gpus", args->gpus, "comma-separated GPU counts (default: the scenario's sweep)")
+      ->check([](const std::string& v) {
+        return v.empty() ? std::string("a comma-separated list of GPU counts, not empty") : std::string();
+      });
   sub->add_option("--calibration", args->calibration,
                   "calibration file, shipped:NAME, or none (default: the shipped calibration of the scenario's device "
                   "in calibrations/, else the built-in defaults); the output names the one used");
   sub->add_option("--nodes", args->nodes,
-                  "nodes of the scenario's cluster (default: the scenario's, grown to fit the largest --gpus)");
+                  "nodes of the scenario's cluster (default: the scenario's, grown to fit the largest --gpus)")
+      ->check(positive_count("nodes"));
   sub->add_option("--iterations", args->iterations, "measured iterations per point (default 3)");
   sub->add_option("--warmup", args->warmup, "warm-up iterations per point, excluded (default 1)");
   sub->add_option("--trace", args->trace, "write a Chrome trace (Perfetto) to FILE");

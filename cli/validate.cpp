@@ -122,6 +122,9 @@ sim::Calibration fit_for_cv(const ValidateArgs& a, std::vector<calibrate::Measur
   const ProgressScope scope(progress);
   const calibrate::FitResult fit = calibrate::fit_calibration(train, c, options);
   progress.finish();
+  for (const std::string& f : fit.fix_not_exercised)  // said even with --quiet, as below
+    std::cerr << fmt::format("validate --cv: --fix {}: names no parameter the fold ({}) exercises; it fixes nothing\n",
+                             f, a.cv);
   for (const std::string& f : fit.fit_not_exercised)  // said even with --quiet: the fold fits less than asked
     std::cerr << fmt::format("validate --cv: --fit {}: no run of the fold ({}) exercises it; it keeps its start "
                              "value\n", f, a.cv);

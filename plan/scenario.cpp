@@ -227,7 +227,8 @@ Training parse_training(const JsonObject& obj) {
   }
   t.eval_images = obj.get_int("eval_images", 0, 0, int64_t{1} << 40);
   t.epoch_overhead_s = obj.get_number("epoch_overhead_s", 0.0, 0.0, 1e7);
-  t.dataset_images = obj.get_int("dataset_images", 0, 0, int64_t{1} << 40);
+  // Stated, the training set has images (0 would make every time to target 0); absent, it is unknown.
+  t.dataset_images = obj.has("dataset_images") ? obj.get_int("dataset_images", std::nullopt, 1, int64_t{1} << 40) : 0;
   if (const Json* conv = obj.get_any("convergence")) {
     if (conv->is_string()) {
       const std::string path = resolve_relative(conv->get<std::string>(), obj.file());

@@ -267,3 +267,45 @@ TEST_CASE("F18: calibrate --start with an unknown shipped name names --start, no
   CHECK(r.out.find("shipped:NAME with NAME one of") != std::string::npos);
   CHECK_FALSE(fs::exists("/tmp/never.json"));
 }
+
+TEST_CASE("F16: calibrate refuses a malformed --holdout and says when --fix names no parameter", "[cli][hardening]") {
+  const fs::path runs = fs::path(SCALETWIN_SOURCE_DIR) / ".." / "shared" / "reference" / "mxnet-k80-single.json";
+  if (!fs::exists(runs)) {
+    WARN("skipped: " << runs.string() << " is not there");
+    return;
+  }
+  const fs::path out = fs::temp_directory_path() / ("st_f16_" + std::to_string(getpid()) + ".json");
+  Result r = run("calibrate --holdout 'nodes>>1' --measurements " + runs.string() + " -o " + out.string() + " -q");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out.find("--holdout") != std::string::npos);
+  CHECK(r.out.find("nodes>>1") != std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+  // --fix of a name no parameter of these runs has: said even with -q (it was accepted silently).
+  r = run("calibrate --fix nosuchparam --no-validate --measurements " + runs.string() + " -o " + out.string() + " -q");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("--fix nosuchparam: names no parameter these runs exercise") != std::string::npos);
+  fs::remove(out);
+}
+
+TEST_CASE("F17: 0 or an empty value is refused, not read as the default", "[cli][hardening]") {
+  const std::string scenario = std::string(SCALETWIN_SOURCE_DIR) + "/scenarios/bsc-resnet50-sync-ps.json";
+  for (const auto& [args, option] : std::vector<std::pair<std::string, std::string>>{
+           {"predict " + scenario + " --nodes 0", "--nodes"},
+           {"predict " + scenario + " --gpus ''", "--gpus"},
+           {"describe --model resnet50 --cluster dgx-a100 --nodes 0", "--nodes"},
+           {"collective --algo hierarchical --ranks 8 --ranks-per-node 0 --bytes 1MB", "--ranks-per-node"}}) {
+    const Result r = run(args);
+    INFO(args << "\n" << r.out);
+    CHECK(r.code == 2);
+    CHECK(r.out.find(option) != std::string::npos);
+  }
+  // A training set of 0 images with epochs: refused where the scenario says it, naming the field.
+  const fs::path file = fs::temp_directory_path() / ("st_f17_" + std::to_string(getpid()) + ".json");
+  std::ofstream(file) << R"({"name": "x", "model": "lenet5", "cluster": "aws-p2.8xlarge",
+                             "training": {"epochs": 2, "dataset_images": 0}})";
+  const Result r = run("predict " + file.string() + " -q");
+  CHECK(r.code == 2);
+  CHECK(r.out.find("/training/dataset_images") != std::string::npos);
+  fs::remove(file);
+}
