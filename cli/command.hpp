@@ -23,6 +23,7 @@ void add_run_command(CLI::App& root, Action& action);
 void add_calibrate_command(CLI::App& root, Action& action);
 void add_validate_command(CLI::App& root, Action& action);
 void add_compare_command(CLI::App& root, Action& action);
+void add_explore_command(CLI::App& root, Action& action);
 
 // Writes `json` (pretty) to `path` atomically; "-" writes to standard output.
 void write_json_output(const std::string& path, const Json& json);

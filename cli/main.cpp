@@ -98,12 +98,16 @@ int main(int argc, char** argv) {
   cli::add_calibrate_command(app, action);
   cli::add_validate_command(app, action);
   cli::add_compare_command(app, action);
+  cli::add_explore_command(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::ValidationError& e) {  // a value an option's check refuses: said as every input error is
+    std::cerr << "scaletwin: error: " << e.what() << "\nRun with --help for more information.\n";
+    return kExitBadInput;
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kExitBadInput;
   }
