@@ -442,6 +442,15 @@ report::Report predict(const plan::Scenario& scenario, const PredictOptions& opt
   report.unfitted_device = unfitted_device(step, options.calibration);
   report.interval_log_sd = interval_log_sd(report.unfitted_network, options.calibration, report.unfitted_device);
   const std::vector<int> gpus = sweep_of(scenario, options.gpus);
+  // A sweep that sets the global batch per point has none for a GPU count outside it: refused, not run at the
+  // scenario's batch per GPU.
+  if (!scenario.sweep_global_batch.empty())
+    for (int g : gpus)
+      if (std::find(scenario.sweep_gpus.begin(), scenario.sweep_gpus.end(), g) == scenario.sweep_gpus.end())
+        throw InputError(scenario.file, "/sweep/global_batch",
+                         fmt::format("a global batch for every GPU count predicted: {} GPUs has none (the sweep sets "
+                                     "it at {} GPUs)",
+                                     g, fmt::join(scenario.sweep_gpus, ", ")));
   double base_images_per_sec = 0.0;
   for (int g : gpus) {
     const plan::Scenario at = plan::with_point_batch(scenario, g);

@@ -204,6 +204,10 @@ TEST_CASE("predict: a sweep's global batch and warm-up per point, epochs at eval
   bad["training"]["optimizer"] = "sgd";
   CHECK(testing::input_error_message([&] { predict(plan::parse_scenario(bad, "ttt.json"), options); })
             .find("/training/optimizer") != std::string::npos);
+  // A GPU count the sweep sets no global batch for is refused, not run at the scenario's batch per GPU.
+  PredictOptions other = options;
+  other.gpus = {2};
+  CHECK(testing::input_error_message([&] { predict(s, other); }).find("/sweep/global_batch") != std::string::npos);
   bad = j;
   bad["training"]["eval_offset_epochs"] = "sometimes";
   CHECK(testing::input_error_message([&] { plan::parse_scenario(bad, "ttt.json"); }).find("/training/eval_offset_epochs") !=
