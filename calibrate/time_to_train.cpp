@@ -258,10 +258,7 @@ TrainTimeCheck check_time_to_train(std::vector<TrainTimeRecord> records, const s
     if (r.epochs_basis == "stated" && r.eval_every_epochs > 0.0)
       r.evaluations = std::floor(r.epochs / r.eval_every_epochs + 1e-9);
     if (r.evaluations > 0.0) {
-      const report::PointResult& p = *point_of.at(k);
-      const auto forward = p.phase_s.find("forward");
-      const double per_batch = forward != p.phase_s.end() && forward->second > 0.0 ? forward->second : p.compute_s;
-      r.inference_images_per_sec = per_batch > 0.0 ? r.global_batch / per_batch : 0.0;
+      r.inference_images_per_sec = sim::inference_images_per_sec(*point_of.at(k), r.global_batch);
       r.eval_s = r.inference_images_per_sec > 0.0 ? r.evaluations * kImagenetValImages / r.inference_images_per_sec
                                                   : 0.0;
     }

@@ -67,6 +67,12 @@ ExpectedEvaluation expected_evaluation_at(double epochs, double every) {
   return {seen, seen / every};
 }
 
+double inference_images_per_sec(const report::PointResult& p, double global_batch) {
+  const auto forward = p.phase_s.find("forward");
+  const double per_batch = forward != p.phase_s.end() && forward->second > 0.0 ? forward->second : p.compute_s;
+  return per_batch > 0.0 ? global_batch / per_batch : 0.0;
+}
+
 double convergence_extrapolation_log_sd(const plan::Convergence& c, double update_batch, double critical_batch) {
   if (c.se_log_critical_batch <= 0.0 || c.batch_high <= 0.0 || update_batch <= c.batch_high) return 0.0;
   const auto g = [&](double b) { return (b / critical_batch) / (1.0 + b / critical_batch); };
@@ -92,15 +98,6 @@ std::optional<plan::Convergence> shipped_convergence(const std::string& model) {
 
 namespace {
 
-// Images/s of evaluation: every worker infers its share of the validation set at its forward pass's rate (the
-// simulated critical worker's forward phase; its whole compute where the step has no forward phase of its own).
-double eval_images_per_sec(const plan::Scenario& s, const report::PointResult& p) {
-  const auto forward = p.phase_s.find("forward");
-  const double per_batch = forward != p.phase_s.end() && forward->second > 0.0 ? forward->second : p.compute_s;
-  if (per_batch <= 0.0) return 0.0;
-  return static_cast<double>(p.gpus) * static_cast<double>(plan::with_point_batch(s, p.gpus).batch_per_gpu) / per_batch;
-}
-
 // The time of `epochs` at the point: training at its images/s, its evaluations, the per-epoch overheads.
 void set_time(const plan::Scenario& s, double epochs, double evaluations, report::PointResult& p) {
   const plan::Training& t = s.training;
@@ -108,7 +105,8 @@ void set_time(const plan::Scenario& s, double epochs, double evaluations, report
   p.epochs_to_target = epochs;
   p.evaluations = static_cast<int>(std::lround(evaluations));
   p.images_to_target = epochs * dataset;
-  const double eval_rate = eval_images_per_sec(s, p);
+  const double eval_rate = inference_images_per_sec(
+      p, static_cast<double>(p.gpus) * static_cast<double>(plan::with_point_batch(s, p.gpus).batch_per_gpu));
   p.eval_s = t.eval_images > 0 && eval_rate > 0.0 ? evaluations * static_cast<double>(t.eval_images) / eval_rate : 0.0;
   p.time_to_target_s = p.images_per_sec > 0.0 ? p.images_to_target / p.images_per_sec + p.eval_s +
                                                     epochs * t.epoch_overhead_s

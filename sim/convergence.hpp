@@ -76,6 +76,10 @@ struct ExpectedEvaluation {
 };
 ExpectedEvaluation expected_evaluation_at(double epochs, double every);
 
+// Images/s of evaluation at a simulated point of `global_batch` images per step: every worker infers its share at its
+// forward pass's rate (the critical worker's forward phase; its whole compute where the step has none); 0 without.
+double inference_images_per_sec(const report::PointResult& p, double global_batch);
+
 // The log spread the model adds at update batch B beyond the batches it was fitted on (0 within them or without a
 // standard error), at critical batch `critical_batch`.
 double convergence_extrapolation_log_sd(const plan::Convergence& c, double update_batch, double critical_batch);
