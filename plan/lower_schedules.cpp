@@ -2,6 +2,11 @@
 // fp32. make_schedule() runs a recipe; a schedule shell (no programs) stands for it in plans lowered without
 // materializing their schedules (LowerOptions, for the fast simulation mode at thousands of GPUs).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <list>
+#include <mutex>
+#include <string>
 
 #include "plan/collectives.hpp"
 #include "plan/lower_internal.hpp"
@@ -28,7 +33,33 @@ Schedule make_schedule(const ScheduleRecipe& r) {
 }
 
 CollectiveRounds recipe_rounds(const ScheduleRecipe& r) {
-  return collective_rounds(r.collective, r.algorithm, r.ranks, r.elements, r.element_bytes, options_of(r));
+  if (has_symbolic_rounds(r.collective, r.algorithm))
+    return collective_rounds(r.collective, r.algorithm, r.ranks, r.elements, r.element_bytes, options_of(r));
+  // Without a symbolic form the rounds come from the materialized schedule (a double binary tree of 4,096 ranks:
+  // about a second). The same recipe recurs across simulations in one process (predict's alternatives and network
+  // ends, explore's batches and precisions of one cluster, scheme and GPU count: the gradients' sizes are the
+  // model's), so the last few are kept.
+  const std::string key = fmt::format("{}/{}/{}/{}/{}/{}/{}/{}/{}/{}/{}", static_cast<int>(r.collective),
+                                      static_cast<int>(r.algorithm), r.ranks, r.elements, r.element_bytes,
+                                      r.ranks_per_node, static_cast<int>(r.intra), static_cast<int>(r.inter),
+                                      r.servers, r.root, fmt::join(r.shard_sizes, ","));
+  static std::mutex mutex;
+  static std::list<std::pair<std::string, CollectiveRounds>> recent;  // most recent first
+  constexpr size_t kKept = 16;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    for (auto it = recent.begin(); it != recent.end(); ++it)
+      if (it->first == key) {
+        recent.splice(recent.begin(), recent, it);
+        return recent.front().second;
+      }
+  }
+  CollectiveRounds rounds =
+      collective_rounds(r.collective, r.algorithm, r.ranks, r.elements, r.element_bytes, options_of(r));
+  const std::lock_guard<std::mutex> lock(mutex);
+  recent.emplace_front(key, rounds);
+  if (recent.size() > kKept) recent.pop_back();
+  return rounds;
 }
 
 bool IterationPlan::materialized() const {

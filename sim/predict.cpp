@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 #include <tuple>
 
@@ -421,6 +422,57 @@ void set_speedups(const plan::Scenario& scenario, const PredictOptions& options,
   }
 }
 
+// Simulates the points of one prediction. A point the fast mode times is lowered once, and its alternatives and
+// network-rate ends simulate that plan with their calibrations (the plan does not depend on the calibration);
+// message-level points run in forked children.
+class PointSimulator {
+ public:
+  PointSimulator(const plan::Scenario& scenario, Fidelity fidelity) : scenario_(scenario), fidelity_(fidelity) {}
+  report::PointResult operator()(int g, const Calibration& calibration, const RunOptions& run) {
+    const plan::Scenario at = plan::with_point_batch(scenario_, g);
+    if (!runs_fast(at, g, fidelity_)) return simulate_point_forked(at, g, calibration, run, fidelity_);
+    auto it = lowered_.find(g);
+    if (it == lowered_.end()) {
+      plan::LowerOptions lowering;
+      lowering.materialize_schedules = false;
+      it = lowered_.emplace(g, plan::prepare(at, g, lowering)).first;
+    }
+    return simulate(it->second, calibration, run, Fidelity::kFast);
+  }
+
+ private:
+  const plan::Scenario& scenario_;
+  Fidelity fidelity_;
+  std::map<int, plan::Point> lowered_;
+};
+
+// Each point's rates at both ends of an assumed network rate (beyond one node) and under each alternative model.
+void add_ranges_and_alternatives(const WorkerStep& step, const PredictOptions& options, PointSimulator& simulate_at,
+                                 report::Report& report) {
+  RunOptions quiet = options.run;
+  quiet.trace = false;
+  if (report.assumed_rate)
+    for (report::PointResult& p : report.predictions) {
+      if (p.nodes <= 1) continue;  // nothing crosses the network
+      double ends[2];
+      for (int i = 0; i < 2; ++i) {
+        const report::AssumedRate& rate = *report.assumed_rate;
+        const Calibration at = at_network_rate(options.calibration, rate, i == 0 ? rate.low_Bps : rate.high_Bps);
+        ends[i] = simulate_at(p.gpus, at, quiet).images_per_sec;
+        if (options.on_point) options.on_point(p.gpus);
+      }
+      p.range_low_images_per_sec = std::min(ends[0], ends[1]);
+      p.range_high_images_per_sec = std::max(ends[0], ends[1]);
+    }
+  for (const ModelAlternative& alt : model_alternatives(step, options.calibration)) {
+    report.alternative_notes[alt.what] = alt.note;
+    for (report::PointResult& p : report.predictions) {
+      p.alternatives[alt.what] = simulate_at(p.gpus, alt.calibration, quiet).images_per_sec;
+      if (options.on_point) options.on_point(p.gpus);
+    }
+  }
+}
+
 }  // namespace
 
 report::Report predict(const plan::Scenario& scenario, const PredictOptions& options) {
@@ -451,11 +503,12 @@ report::Report predict(const plan::Scenario& scenario, const PredictOptions& opt
                          fmt::format("a global batch for every GPU count predicted: {} GPUs has none (the sweep sets "
                                      "it at {} GPUs)",
                                      g, fmt::join(scenario.sweep_gpus, ", ")));
+  PointSimulator simulate_at(scenario, options.fidelity);
   double base_images_per_sec = 0.0;
   for (int g : gpus) {
     const plan::Scenario at = plan::with_point_batch(scenario, g);
     if (at.batch_per_gpu != scenario.batch_per_gpu) check_memory_fit(at, step.point.model, step.point.cluster.spec().node);
-    report::PointResult p = simulate_point_forked(at, g, options.calibration, options.run, options.fidelity);
+    report::PointResult p = simulate_at(g, options.calibration, options.run);
     if (!scenario.sweep_global_batch.empty()) p.batch_per_gpu = at.batch_per_gpu;
     if (g == 1) base_images_per_sec = p.images_per_sec;
     report.predictions.push_back(std::move(p));
@@ -469,31 +522,12 @@ report::Report predict(const plan::Scenario& scenario, const PredictOptions& opt
   report.beyond_fitted_scale = beyond_fitted_scale(report.stack, most_nodes, most_gpus, options.calibration);
   for (report::PointResult& p : report.predictions)
     p.extrapolation_log_sd = extrapolation_log_sd(report.stack, p.nodes, p.gpus, options.calibration);
+  add_ranges_and_alternatives(step, options, simulate_at, report);
   RunOptions quiet = options.run;
   quiet.trace = false;
-  if (report.assumed_rate)
-    for (report::PointResult& p : report.predictions) {
-      if (p.nodes <= 1) continue;  // nothing crosses the network
-      double ends[2];
-      for (int i = 0; i < 2; ++i) {
-        const report::AssumedRate& rate = *report.assumed_rate;
-        const Calibration at = at_network_rate(options.calibration, rate, i == 0 ? rate.low_Bps : rate.high_Bps);
-        ends[i] = simulate_point_forked(plan::with_point_batch(scenario, p.gpus), p.gpus, at, quiet, options.fidelity)
-                      .images_per_sec;
-        if (options.on_point) options.on_point(p.gpus);
-      }
-      p.range_low_images_per_sec = std::min(ends[0], ends[1]);
-      p.range_high_images_per_sec = std::max(ends[0], ends[1]);
-    }
-  for (const ModelAlternative& alt : model_alternatives(step, options.calibration)) {
-    report.alternative_notes[alt.what] = alt.note;
-    for (report::PointResult& p : report.predictions) {
-      p.alternatives[alt.what] =
-          simulate_point_forked(plan::with_point_batch(scenario, p.gpus), p.gpus, alt.calibration, quiet,
-                                options.fidelity)
-              .images_per_sec;
-      if (options.on_point) options.on_point(p.gpus);
-    }
+  if (!options.speedups) {
+    add_time_to_target(scenario, report);
+    return report;
   }
   if (base_images_per_sec == 0.0) {
     base_images_per_sec = simulate_point_forked(scenario, 1, options.calibration, quiet, options.fidelity).images_per_sec;

@@ -36,6 +36,9 @@ struct PredictOptions {
   Fidelity fidelity = Fidelity::kAuto;
   // Called after each simulated point (the sweep's, then the 1-GPU base when the sweep lacks it): progress.
   std::function<void(int gpus)> on_point;
+  // false: no speedup or efficiency (left 0), so no 1-GPU or one-node point is simulated for them (explore, which
+  // needs each candidate's own point only).
+  bool speedups = true;
 };
 
 // The GPU counts a scenario is predicted for.
