@@ -97,7 +97,11 @@ void Progress::finish() {
 
 void Progress::report(bool final) {
   last_report_s_ = clock_();
-  const std::string text = format_progress(style_, label_, done_, total_, last_report_s_ - start_s_);
+  const double elapsed_s = last_report_s_ - start_s_;
+  std::string text = format_progress(style_, label_, done_, total_, elapsed_s);
+  if (!rate_unit_.empty() && elapsed_s > 0.0)
+    text += fmt::format("{}{:.1f} {}/s", style_ == ProgressStyle::kBar ? "  " : ", ",
+                        static_cast<double>(done_) / elapsed_s, rate_unit_);
   if (style_ == ProgressStyle::kBar)
     out_ << "\r" << text << "\x1b[K" << (final ? "\n" : "");
   else

@@ -48,6 +48,8 @@ class Progress {
   void tick(size_t n = 1);
   // Changes what the report says it is doing (a phase of a long command); shown at the next report.
   void set_label(std::string label) { label_ = std::move(label); }
+  // Adds the rate so far to every report: "  3.2 UNIT/s" (explore: "candidates").
+  void show_rate(std::string unit) { rate_unit_ = std::move(unit); }
   // Ends the report: the bar's final state and a newline; in kLines a last line if lines were written and the last
   // one is not already final. Idempotent.
   void finish();
@@ -57,6 +59,7 @@ class Progress {
   void report(bool final);
 
   std::string label_;
+  std::string rate_unit_;
   size_t total_;
   ProgressStyle style_;
   std::ostream& out_;

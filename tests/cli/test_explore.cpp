@@ -56,7 +56,8 @@ TEST_CASE("explore: a small space gives the answer of an exhaustive loop of pred
   const std::string space = (dir / "space.json").string();
   std::ofstream(space) << small_space().dump(1);
   const std::string out = (dir / "explore.json").string();
-  auto r = run_scaletwin("explore " + space + " -q --json " + out + " --write-frontier " + (dir / "frontier").string());
+  auto r = run_scaletwin("explore " + space + " -q --exhaustive --json " + out + " --write-frontier " +
+                         (dir / "frontier").string());
   INFO(r.out);
   REQUIRE(r.code == 0);
   const Json j = Json::parse(std::ifstream(out));
@@ -100,6 +101,27 @@ TEST_CASE("explore: a small space gives the answer of an exhaustive loop of pred
   CHECK(on_frontier >= 1);
   for (const Json& c : j["candidates"])
     if (c["label"] == fastest || c["label"] == cheapest) CHECK(c["frontier"] == true);
+  // Pruning the dominated candidates before simulation changes neither the frontier nor the best, and no simulated
+  // candidate beats its best case (its GPUs at one GPU's rate, without communication or evaluations).
+  const std::string pruned_out = (dir / "pruned.json").string();
+  const std::string html = (dir / "explore.html").string();
+  r = run_scaletwin("explore " + space + " -q --json " + pruned_out + " --html " + html);
+  REQUIRE(r.code == 0);
+  const Json pruned = Json::parse(std::ifstream(pruned_out));
+  CHECK(pruned["frontier"] == j["frontier"]);
+  CHECK(pruned["best"] == j["best"]);
+  CHECK(pruned["counts"]["simulated"].get<int>() + pruned["counts"]["pruned_dominated"].get<int>() == 4);
+  int bounded = 0;
+  for (const Json& c : pruned["candidates"]) {
+    if (!c.contains("least_time_to_target_s") || !c.contains("time_to_target_s")) continue;
+    ++bounded;
+    CHECK(c["time_to_target_s"].get<double>() >= c["least_time_to_target_s"].get<double>());
+  }
+  CHECK(bounded >= 1);
+  std::ifstream page(html);
+  const std::string text((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
+  CHECK(text.find("data-chart=\"pareto\"") != std::string::npos);
+  CHECK(text.find(j["best"].get<std::string>() + " (best)") != std::string::npos);
   // A written frontier scenario runs with predict.
   for (const auto& e : fs::directory_iterator(dir / "frontier")) {
     const auto p = run_scaletwin("predict " + e.path().string() + " --fidelity fast -q");

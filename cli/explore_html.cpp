@@ -1,0 +1,111 @@
+// explore --html: the Pareto chart of time to target against cost (both on log axes: candidates span decades),
+// every simulated candidate as a point per cluster, the frontier as a line, the best labelled, then the frontier's
+// table with 90% intervals and the counts of what was pruned. Without prices the chart plots time against GPUs.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "cli/explore_space.hpp"
+#include "core/progress.hpp"
+#include "report/html.hpp"
+#include "report/svg_chart.hpp"
+
+namespace scaletwin::cli {
+
+namespace {
+
+namespace svg = report::svg;
+
+// A log axis over [lo, hi] (lo > 0) with ticks at 1, 2 and 5 times the powers of ten inside it (1 and 10 alone when
+// that gives more than 8).
+svg::Axis log_axis(const std::string& label, double lo, double hi, const std::string& unit_prefix) {
+  svg::Axis a;
+  a.label = label;
+  a.log2 = true;
+  a.min = std::pow(10.0, std::floor(std::log10(lo)));
+  a.max = std::pow(10.0, std::ceil(std::log10(hi)));
+  if (a.max <= a.min) a.max = a.min * 10.0;
+  const int decades = static_cast<int>(std::lround(std::log10(a.max / a.min)));
+  for (double p = a.min; p <= a.max * 1.0001; p *= 10.0)
+    for (const double m : decades > 2 ? std::vector<double>{1.0} : std::vector<double>{1.0, 2.0, 5.0})
+      if (p * m <= a.max * 1.0001) a.ticks.push_back({p * m, unit_prefix + fmt::format("{:g}", p * m)});
+  return a;
+}
+
+std::string cell(const std::string& text) { return "<td>" + svg::escape(text) + "</td>"; }
+
+}  // namespace
+
+std::string explore_html(const Space& s, const std::vector<Candidate>& all, const Candidate* best, const Json& counts) {
+  const bool priced = std::all_of(s.clusters.begin(), s.clusters.end(),
+                                  [](const ClusterChoice& c) { return c.price_per_gpu_hour > 0.0; });
+  std::vector<const Candidate*> simulated, frontier;
+  double x_lo = std::numeric_limits<double>::infinity(), x_hi = 0.0;
+  double y_lo = std::numeric_limits<double>::infinity(), y_hi = 0.0;
+  const auto x_of = [&](const Candidate& c) { return priced ? c.cost : static_cast<double>(c.gpus); };
+  for (const Candidate& c : all) {
+    if (!c.pruned.empty() || c.time_s <= 0.0 || x_of(c) <= 0.0) continue;
+    simulated.push_back(&c);
+    if (c.frontier) frontier.push_back(&c);
+    x_lo = std::min(x_lo, x_of(c)), x_hi = std::max(x_hi, x_of(c));
+    y_lo = std::min(y_lo, c.time_s / 3600.0), y_hi = std::max(y_hi, c.time_s / 3600.0);
+  }
+  std::string body = fmt::format("<h1>explore: {}</h1>\n<p>{} candidates on {} rank(s): {} simulated ({} from the "
+                                 "checkpoint), {} pruned as unable to fit, {} as dominated before simulation, {} "
+                                 "that cannot run. Objective: {}{}.</p>\n",
+                                 svg::escape(s.name), counts["candidates"].get<size_t>(), counts["ranks"].get<int>(),
+                                 counts["simulated"].get<size_t>(), counts["from_checkpoint"].get<size_t>(),
+                                 counts["pruned_cannot_fit"].get<size_t>(), counts["pruned_dominated"].get<size_t>(),
+                                 counts["cannot_run"].get<size_t>(), svg::escape(s.objective),
+                                 best ? ", best " + svg::escape(best->label) : std::string(", no candidate within the caps"));
+  if (!simulated.empty()) {
+    std::vector<svg::Series> series;
+    for (size_t k = 0; k < s.clusters.size(); ++k) {
+      svg::Series one{s.clusters[k].cluster, report::series_color(k + 1), {}, {}, false, true, {}};
+      for (const Candidate* c : simulated)
+        if (c->cluster_index == k) one.x.push_back(x_of(*c)), one.y.push_back(c->time_s / 3600.0);
+      if (!one.x.empty()) series.push_back(std::move(one));
+    }
+    std::sort(frontier.begin(), frontier.end(), [&](const Candidate* a, const Candidate* b) { return x_of(*a) < x_of(*b); });
+    svg::Series line{"frontier", report::series_color(0), {}, {}, false, false, {}};
+    for (const Candidate* c : frontier) {
+      line.x.push_back(x_of(*c));
+      line.y.push_back(c->time_s / 3600.0);
+      line.labels.push_back(c == best ? "best" : "");
+    }
+    series.push_back(std::move(line));
+    const svg::Axis x = priced ? log_axis("cost to target ($, log scale)", x_lo, x_hi, "$")
+                               : log_axis("GPUs (log scale)", x_lo, x_hi, "");
+    const svg::Axis y = log_axis("time to target (hours, log scale)", y_lo, y_hi, "");
+    svg::Frame frame;
+    frame.width = 760.0;
+    frame.height = 460.0;
+    body += svg::line_chart("pareto", priced ? "Time against cost: the Pareto frontier" : "Time against GPUs", x, y,
+                            series, frame);
+  }
+  body += "<h2>Frontier</h2>\n<table>\n<tr><th>candidate</th><th>images/s</th><th>time to target</th><th>90% "
+          "interval</th><th>cost $</th><th>90% interval</th><th>epochs</th></tr>\n";
+  std::sort(frontier.begin(), frontier.end(), [](const Candidate* a, const Candidate* b) { return a->time_s < b->time_s; });
+  for (const Candidate* c : frontier)
+    body += "<tr>" + cell(c->label + (c == best ? " (best)" : "")) + cell(fmt::format("{:.1f}", c->images_per_sec)) +
+            cell(format_duration(c->time_s)) +
+            cell(format_duration(c->time_low_s) + " – " + format_duration(c->time_high_s)) +
+            cell(c->price_per_gpu_hour > 0.0 ? fmt::format("{:.2f}", c->cost) : "-") +
+            cell(c->price_per_gpu_hour > 0.0 ? fmt::format("{:.2f} – {:.2f}", c->cost_low, c->cost_high) : "-") +
+            cell(c->epochs > 0.0 ? fmt::format("{:.1f}", c->epochs) : "-") + "</tr>\n";
+  body += "</table>\n<h2>Prices</h2>\n<ul>\n";
+  for (const ClusterChoice& c : s.clusters)
+    body += "<li>" + svg::escape(c.cluster) + ": " +
+            (c.price_per_gpu_hour > 0.0
+                 ? fmt::format("${}/GPU-hour ({})", c.price_per_gpu_hour,
+                               svg::escape(c.price_source.empty() ? "no source given" : c.price_source))
+                 : std::string("not priced")) +
+            "</li>\n";
+  body += "</ul>\n<p>Each frontier candidate is a scenario file: <code>scaletwin explore SPACE --write-frontier "
+          "DIR</code> writes them for <code>predict</code> and <code>run</code>.</p>\n";
+  return report::html_page("explore: " + s.name, body);
+}
+
+}  // namespace scaletwin::cli
