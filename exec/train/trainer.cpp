@@ -353,6 +353,15 @@ Staleness reduce_staleness_and_epochs(const detail::Context& ctx, const detail::
   return {static_cast<int64_t>(totals[0]), totals[0] > 0 ? totals[1] / totals[0] : 0.0, static_cast<int64_t>(worst)};
 }
 
+// The compute threads of each rank: --threads, else the node's cores shared by its ranks; a waiting rank gives its
+// core away only where cores are short.
+int compute_threads(MPI_Comm comm, const TrainOptions& options) {
+  const int on_node = ranks_on_node(comm);
+  const int threads = options.threads > 0 ? options.threads : std::max(1, node_cores() / on_node);
+  configure_idle_naps(on_node, threads);
+  return threads;
+}
+
 }  // namespace
 
 TrainResult train(const plan::Scenario& scenario, const TrainOptions& options, MPI_Comm comm) {
@@ -384,10 +393,7 @@ TrainResult train(plan::Point point, const TrainOptions& options, MPI_Comm comm)
   ST_MPI_CHECK(MPI_Comm_split(comm, result.worker ? 0 : 1, ctx.rank, &split));
   ctx.workers_comm = result.worker ? split : MPI_COMM_NULL;
 
-  const int on_node = ranks_on_node(comm);
-  const int threads = options.threads > 0 ? options.threads : std::max(1, node_cores() / on_node);
-  configure_idle_naps(on_node, threads);  // a waiting rank gives its core away only where cores are short
-  std::unique_ptr<Backend> backend = make_backend(ctx, result.worker, threads);
+  std::unique_ptr<Backend> backend = make_backend(ctx, result.worker, compute_threads(comm, options));
   ctx.backend = backend.get();
   std::unique_ptr<DeviceCommunicator> device;
   if (options.device == "cuda" && result.worker) device = make_device_communicator(ctx, *backend);
@@ -402,6 +408,9 @@ TrainResult train(plan::Point point, const TrainOptions& options, MPI_Comm comm)
   set_schedule(ctx, options, samples, result.worker);
 
   ctx.checkpoints = make_checkpoints(ctx, *backend, result.plan_hash);
+  // From here on a rank that stops making progress ends the job (exit 3) instead of hanging it.
+  Watchdog watchdog(comm, ctx.rank);
+  ctx.watchdog = &watchdog;
   if (ctx.rank == 0 && options.on_start) options.on_start(ctx.plan, ctx.iterations);
   // Times every measured iteration's collectives by plan label (the run record's "collectives") and, with
   // trace_iterations, records the spans of the first ones.

@@ -66,6 +66,7 @@ void after_iteration(const Context& ctx, int64_t done, const std::vector<StateBu
   const int64_t every = ctx.options.checkpoint_every;
   if (every > 0 && done % every == 0) ctx.checkpoints->save(ctx.options.checkpoint_dir, done, state, stats);
   if (ctx.rank == 0) tick_current_progress();
+  if (ctx.watchdog != nullptr) ctx.watchdog->beat(done);
   test_kill_hook(ctx.rank, done);
 }
 

@@ -87,6 +87,7 @@ void Worker::evaluate(EpochStats& stats) {
     const LossStats st = net->forward(images_.data(), labels_.data(), n, false);
     stats.test_correct += static_cast<double>(st.correct);
     stats.test_samples += static_cast<double>(st.samples);
+    if (ctx_.watchdog != nullptr) ctx_.watchdog->beat();
   }
 }
 

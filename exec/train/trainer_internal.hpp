@@ -16,6 +16,7 @@
 #include "exec/optimizer.hpp"
 #include "exec/train/trainer.hpp"
 #include "exec/train/trainer_engine.hpp"
+#include "exec/train/watchdog.hpp"
 
 namespace scaletwin::exec::detail {
 
@@ -51,6 +52,9 @@ struct Context {
   RunnerSet* runners = nullptr;
   // Times the collectives of the measured iterations; records spans with run --trace (TrainOptions::trace_iterations)
   TraceRecorder* trace = nullptr;
+  // Beats after every iteration, evaluated batch and served request (exec/train/watchdog.hpp); null in unit tests
+  // that drive a worker without a job.
+  Watchdog* watchdog = nullptr;
 
   // Samples whose gradient one update applies: the global batch for sync plans; for on-demand pushes, the
   // batch of one talker (a worker, or a node's workers when gradients are aggregated inside the node).

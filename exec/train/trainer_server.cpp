@@ -140,6 +140,7 @@ class Server {
       int collective = 0;
       MPI_Status status;
       recv_with_backoff(&collective, 1, MPI_INT, MPI_ANY_SOURCE, kRequestTag, ctx_.runners->request_comm(), &status);
+      if (ctx_.watchdog != nullptr) ctx_.watchdog->beat();
       if (collective == kStopRequest) {
         ++stops;
         continue;

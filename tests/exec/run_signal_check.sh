@@ -7,16 +7,8 @@ set -u
 bin=$1 scenario=$2 dir=$3
 fail() { echo "FAIL: $*"; cat "$dir/run.log" 2>/dev/null; pkill -KILL -f -- "$dir/run.json" 2>/dev/null; exit 1; }
 rm -rf "$dir" && mkdir -p "$dir" || exit 1
-"$bin" run "$scenario" --np 2 --iterations 1000000 --threads 1 --json "$dir/run.json" >"$dir/run.log" 2>&1 &
-launcher=$!
-# The job is running once its ranks are (the launcher, mpirun and 2 ranks name the output file).
-i=0
-while [ "$(pgrep -f -- "$dir/run.json" | wc -l)" -lt 4 ]; do
-  i=$((i + 1))
-  [ $i -gt 120 ] && fail "the job did not start within 60 s"
-  kill -0 $launcher 2>/dev/null || fail "the launcher ended before the signal"
-  sleep 0.5
-done
+. "$(dirname "$0")/long_job.sh"
+start_long_job
 sleep 2
 kill -TERM $launcher
 wait $launcher
