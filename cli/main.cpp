@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <new>
 #include <sstream>
 
 #include "cli/command.hpp"
@@ -68,6 +69,16 @@ void hold_closed_standard_descriptors() {
     }
 }
 
+// Memory that runs out ends the command with exit 3 and a message, wherever it runs out: an exception would unwind
+// through destructors that allocate themselves (the JSON library's, freeing a large document), and a second failure
+// there aborts (issue 54, F9).
+void exit_on_out_of_memory() {
+  static const char kMessage[] = "scaletwin: system error: out of memory\n";
+  if (::write(STDERR_FILENO, kMessage, sizeof kMessage - 1) < 0) {
+  }
+  ::_exit(kExitSystem);
+}
+
 // The command's exit code, once standard output has been flushed: output that could not be written (standard
 // output closed, or a full disk or /dev/full) is a failure of the system (exit 3), never a silent success.
 int flush_standard_output(int code) {
@@ -88,6 +99,7 @@ int flush_standard_output(int code) {
 int main(int argc, char** argv) {
   using namespace scaletwin;
   cli::hold_closed_standard_descriptors();
+  std::set_new_handler(cli::exit_on_out_of_memory);
   CLI::App app{"scaletwin: predict, run and calibrate the scaling of CNN training on GPU clusters"};
   app.require_subcommand(1);
   cli::Action action;
@@ -112,7 +124,9 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : kExitBadInput;
   }
   try {
-    return cli::flush_standard_output(action ? action() : kExitBadInput);
+    const int code = cli::flush_standard_output(action ? action() : kExitBadInput);
+    release_held_signals();
+    return code;
   } catch (const InputError& e) {
     std::cerr << "scaletwin: error: " << e.what() << "\n";
     return kExitBadInput;

@@ -7,9 +7,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <iostream>
 
 #include "core/error.hpp"
@@ -75,7 +78,44 @@ std::pair<int, fs::path> create_temporary(const std::string& path, const fs::pat
 
 }  // namespace
 
+namespace {
+
+// Held: each of these signals is recorded by a handler (process-wide, whichever thread it reaches) instead of acting;
+// released: the old actions come back and the recorded signal is raised again.
+constexpr int kHeldSignals[] = {SIGINT, SIGTERM, SIGHUP};
+bool signals_held = false;
+struct sigaction actions_before[3];
+volatile sig_atomic_t held_signal = 0;
+
+extern "C" void record_held_signal(int sig) {
+  if (held_signal == 0) held_signal = sig;
+}
+
+}  // namespace
+
+void hold_signals_for_outputs() {
+  if (signals_held) return;
+  signals_held = true;
+  struct sigaction record {};
+  record.sa_handler = record_held_signal;
+  sigemptyset(&record.sa_mask);
+  record.sa_flags = SA_RESTART;  // a write or fsync interrupted by the signal goes on
+  for (size_t i = 0; i < std::size(kHeldSignals); ++i) ::sigaction(kHeldSignals[i], &record, &actions_before[i]);
+}
+
+void release_held_signals() {
+  if (!signals_held) return;
+  signals_held = false;
+  for (size_t i = 0; i < std::size(kHeldSignals); ++i) ::sigaction(kHeldSignals[i], &actions_before[i], nullptr);
+  if (const int sig = held_signal; sig != 0) {
+    held_signal = 0;
+    std::fflush(nullptr);
+    ::raise(sig);  // as it would have acted: by default the process ends with 128 + sig
+  }
+}
+
 void write_file_atomic(const std::string& path, const std::string& content) {
+  hold_signals_for_outputs();
   if (path == "-") {
     errno = 0;
     std::cout << content << std::flush;
@@ -93,6 +133,8 @@ void write_file_atomic(const std::string& path, const std::string& content) {
   if (exists) (void)::fchmod(fd, st.st_mode & 07777);  // a replaced file keeps its permissions
   const bool ok = write_all(fd, content) && ::fsync(fd) == 0;
   const int error = errno;
+  if (const char* pause = std::getenv("SCALETWIN_TEST_OUTPUT_PAUSE_S"))  // tests: a signal sent while writing
+    ::usleep(static_cast<useconds_t>(std::atof(pause) * 1e6));
   if (::close(fd) != 0 || !ok) {
     ::unlink(tmp.c_str());
     throw SystemError(fmt::format("{}: writing failed: {}", path, std::strerror(ok ? errno : error)));

@@ -13,6 +13,15 @@ namespace scaletwin {
 
 void write_file_atomic(const std::string& path, const std::string& content);
 
+// From a command's first output on, SIGINT, SIGTERM and SIGHUP are held (recorded by a handler, not acted on) until
+// release_held_signals(): the command writes every output whole, then the held signal acts as it would have (by
+// default it ends the process: 128 + N). A command writes
+// its outputs at its end, so a signal during the work still stops it at once, and one that arrives while it writes
+// leaves neither a temporary file nor one output without the others (issue 54, F14). write_file_atomic and
+// StagedDirectory::write call hold_signals_for_outputs(); main calls release_held_signals() after the command.
+void hold_signals_for_outputs();
+void release_held_signals();
+
 // The largest input file any reader accepts: real scenarios, models and clusters are kilobytes, the largest shipped
 // measurements file (../shared/reference/modern/throughput.json) 1.4 MB.
 inline constexpr int64_t kMaxInputFileBytes = int64_t{64} << 20;

@@ -49,19 +49,32 @@ StagedDirectory::StagedDirectory(const std::string& dir, std::string option) : o
     if (ec) throw unusable(option_, dir, fmt::format("cannot create its parent {}: {}", parent.string(), ec.message()));
     staging_ = parent / fmt::format(".{}.tmp.{}", given.filename().string().substr(0, 200), getpid());
   }
+  // Checked now (a directory that cannot be written fails before the work), made again at the first write: a signal
+  // during the work leaves nothing behind.
   if (::mkdir(staging_.c_str(), 0777) != 0)
     throw unusable(option_, dir, fmt::format("cannot create a directory in {}: {}",
                                              existed_ ? dir_.string() : staging_.parent_path().string(),
                                              std::strerror(errno)));
+  ::rmdir(staging_.c_str());
+}
+
+void StagedDirectory::stage() {
+  if (staged_) return;
+  hold_signals_for_outputs();
+  if (::mkdir(staging_.c_str(), 0777) != 0)
+    throw SystemError(fmt::format("{} {}: cannot create {}: {}", option_, dir_.string(), staging_.string(),
+                                  std::strerror(errno)));
+  staged_ = true;
 }
 
 StagedDirectory::~StagedDirectory() {
-  if (published_) return;
+  if (published_ || !staged_) return;
   std::error_code ec;
   fs::remove_all(staging_, ec);  // only what this object created; DIR itself is untouched
 }
 
 void StagedDirectory::write(const std::string& name, const std::string& content) {
+  stage();
   ST_ASSERT(!published_ && fs::path(name).filename() == name, "a plain file name, written before publish()");
   try {
     write_file_atomic((staging_ / name).string(), content);
@@ -73,6 +86,7 @@ void StagedDirectory::write(const std::string& name, const std::string& content)
 
 void StagedDirectory::publish() {
   ST_ASSERT(!published_, "publish() once");
+  stage();
   // A new directory appears whole with one rename (an empty directory made meanwhile is replaced as well).
   if (!existed_ && std::rename(staging_.c_str(), dir_.c_str()) == 0) {
     published_ = true;

@@ -34,11 +34,14 @@ class StagedDirectory {
   const std::filesystem::path& path() const { return dir_; }
 
  private:
+  void stage();  // makes the staging directory (at the first write) and holds signals from there on
+
   std::filesystem::path dir_;      // the directory the files end in
   std::filesystem::path staging_;  // where they are written until publish()
   std::string option_;
   bool existed_ = false;
   bool published_ = false;
+  bool staged_ = false;
   std::vector<std::string> names_;
 };
 
