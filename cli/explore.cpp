@@ -466,7 +466,10 @@ int run_explore(const ExploreArgs& a) {
   // Under mpirun (its environment says so) with more than one rank: the pool over MPI; else this process alone.
   const char* world = std::getenv("OMPI_COMM_WORLD_SIZE");
   if (world == nullptr || std::atoi(world) <= 1) return explore_on(a, MPI_COMM_NULL);
-  MPI_Init(nullptr, nullptr);
+  int provided = 0;
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);  // rank 0 evaluates on a second thread
+  if (provided < MPI_THREAD_FUNNELED)
+    throw SystemError("explore: this MPI library does not let a second thread compute beside MPI (MPI_THREAD_FUNNELED)");
   exec::set_errors_return(MPI_COMM_WORLD);
   const int rc = exec::run_or_abort(MPI_COMM_WORLD, [&] { return explore_on(a, MPI_COMM_WORLD); });
   MPI_Finalize();

@@ -5,7 +5,12 @@
 // is left). Its last message, after an empty kGive, is kLast with its remaining results.
 #include "cli/work_pool.hpp"
 
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/error.hpp"
@@ -34,41 +39,60 @@ void take_results(const WorkPool& pool, const Json& results) {
   for (const Json& r : results) pool.done(r[0].get<size_t>(), r[1]);
 }
 
+// Rank 0: this thread answers the workers (every MPI call of the rank is made here: MPI_THREAD_FUNNELED) and a second
+// thread evaluates items, so that a worker's request is answered within a millisecond even while rank 0 computes
+// an item that takes seconds. `next` and `done` run under one lock, from either thread.
 void run_coordinator(MPI_Comm comm, int ranks, const WorkPool& pool) {
+  std::mutex lock;
+  std::atomic<bool> evaluating{true}, stop{false};
+  std::exception_ptr failure;
+  std::thread own([&] {
+    try {
+      while (!stop) {
+        std::optional<size_t> item;
+        {
+          const std::lock_guard<std::mutex> hold(lock);
+          item = pool.next();
+        }
+        if (!item) break;
+        const Json result = pool.evaluate(*item);
+        const std::lock_guard<std::mutex> hold(lock);
+        pool.done(*item, result);
+      }
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    evaluating = false;
+  });
   int working = ranks - 1;  // workers that have not sent kLast
-  // Serves one message from a worker: results in, the next item (or none) out.
-  const auto serve = [&](const MPI_Status& probed) {
-    const Json message = receive_json(comm, probed);
-    take_results(pool, message);
-    if (probed.MPI_TAG == kLast) {
-      --working;
-      return;
-    }
-    Json give = Json::array();
-    if (const std::optional<size_t> item = pool.next()) give.push_back(*item);
-    send_json(comm, give, probed.MPI_SOURCE, kGive);
-  };
-  bool own_work = true;
-  while (own_work || working > 0) {
-    int waiting = 0;
-    MPI_Status probed;
-    ST_MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &waiting, &probed));
-    if (waiting) {
-      serve(probed);
-      continue;
-    }
-    if (own_work) {
-      if (const std::optional<size_t> item = pool.next()) {
-        pool.done(*item, pool.evaluate(*item));
+  try {
+    while (evaluating || working > 0) {
+      if (!evaluating && failure) break;
+      int waiting = 0;
+      MPI_Status probed;
+      ST_MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &waiting, &probed));
+      if (!waiting) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));  // not a busy wait: the evaluator has the core
         continue;
       }
-      own_work = false;
+      const Json message = receive_json(comm, probed);
+      const std::lock_guard<std::mutex> hold(lock);
+      take_results(pool, message);
+      if (probed.MPI_TAG == kLast) {
+        --working;
+        continue;
+      }
+      Json give = Json::array();
+      if (const std::optional<size_t> item = pool.next()) give.push_back(*item);
+      send_json(comm, give, probed.MPI_SOURCE, kGive);
     }
-    if (working > 0) {
-      ST_MPI_CHECK(MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &probed));
-      serve(probed);
-    }
+  } catch (...) {
+    stop = true;  // the item in hand is finished, no other is taken
+    own.join();
+    throw;
   }
+  own.join();
+  if (failure) std::rethrow_exception(failure);
 }
 
 void run_worker(MPI_Comm comm, const WorkPool& pool) {

@@ -1,10 +1,10 @@
 // A pool of independent work items spread over the ranks of an MPI communicator with dynamic load balancing
 // (explore's candidates, cli/explore.cpp).
 //
-// Rank 0 decides which item goes where and collects every result; it evaluates items itself between the requests
-// it serves, so one rank is a whole pool and N ranks share the same items. Each other rank asks for one item at a
-// time and asks for the next before it starts the one in hand, so a request is answered while it computes (rank 0
-// answers between two of its own items). Items are handed out in the order `next` gives them, as ranks ask: a fast
+// Rank 0 decides which item goes where and collects every result; it evaluates items itself on a second thread
+// while its first answers the other ranks (so the communicator needs MPI_THREAD_FUNNELED), so one rank is a whole
+// pool and N ranks share the same items. Each other rank asks for one item at a time and asks for the next before it
+// starts the one in hand, so its next item is there when it is done. Items are handed out in the order `next` gives them, as ranks ask: a fast
 // rank takes more. Results travel as JSON (exact for doubles: the shortest text that reads back the same number), so
 // the answer does not depend on which rank evaluated what.
 //
