@@ -101,14 +101,26 @@ const std::map<Algorithm, RoundsForm>& symbolic_forms(Collective kind) {
        [](int p, int64_t n, int64_t eb, const CollectiveOptions&) { return direct_allreduce_rounds(p, n, eb); }},
       {Algorithm::kHierarchical, [](int p, int64_t n, int64_t eb,
                                     const CollectiveOptions& o) { return hierarchical_allreduce_rounds(p, n, eb, o); }},
+      {Algorithm::kIntervalPairing,
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions&) {
+         return interval_pairing_rounds(Collective::kAllReduce, p, n, eb);
+       }},
   };
   static const std::map<Algorithm, RoundsForm> reduce_scatter = {
       {Algorithm::kRing, [](int p, int64_t n, int64_t eb,
                             const CollectiveOptions&) { return ring_rounds(Collective::kReduceScatter, p, n, eb); }},
+      {Algorithm::kIntervalPairing,
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions&) {
+         return interval_pairing_rounds(Collective::kReduceScatter, p, n, eb);
+       }},
   };
   static const std::map<Algorithm, RoundsForm> allgather = {
       {Algorithm::kRing, [](int p, int64_t n, int64_t eb,
                             const CollectiveOptions&) { return ring_rounds(Collective::kAllGather, p, n, eb); }},
+      {Algorithm::kIntervalPairing,
+       [](int p, int64_t n, int64_t eb, const CollectiveOptions&) {
+         return interval_pairing_rounds(Collective::kAllGather, p, n, eb);
+       }},
   };
   static const std::map<Algorithm, RoundsForm> none;
   switch (kind) {

@@ -59,6 +59,8 @@ CollectiveRounds ring_rounds(Collective collective, int p, int64_t n, int64_t el
 Schedule interval_pairing_reduce_scatter(int p, int64_t n, int64_t element_bytes);
 Schedule interval_pairing_allgather(int p, int64_t n, int64_t element_bytes);
 Schedule interval_pairing_allreduce(int p, int64_t n, int64_t element_bytes);
+// Symbolic rounds of the three interval-pairing collectives (see gen_interval_pairing.cpp).
+CollectiveRounds interval_pairing_rounds(Collective collective, int p, int64_t n, int64_t element_bytes);
 
 Schedule halving_doubling_reduce_scatter(int p, int64_t n, int64_t element_bytes);
 Schedule halving_doubling_allgather(int p, int64_t n, int64_t element_bytes);

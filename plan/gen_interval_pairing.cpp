@@ -22,10 +22,20 @@
 // Bytes sent per rank: (p−1) chunks per phase = (p−1)/p · n up to chunk rounding; all-reduce 2(p−1)/p · n.
 // A window that wraps past chunk p−1 is sent as two messages in the same step (same peer, same round).
 // Preconditions: p ≥ 1, any n ≥ 0.
+//
+// Symbolic rounds (interval_pairing_rounds, registered for the three): equal to rounds_of(schedule) without its
+// 2p⌈log2 p⌉ steps. Round k of a phase is the pattern r → r ± 2^k (every rank, in rank order) with each flow carrying
+// its window of m_k chunks (the two pieces of a wrapped window are one flow, as rounds_of merges messages between the
+// same pair in one round); the reduce-scatter's receivers reduce. Chunks differ by at most one element, so a round's
+// flows differ by a few elements: a byte table where they do. With fewer elements than ranks (empty chunks) the
+// rounds are extracted from the schedule.
 #include <algorithm>
+#include <map>
 
+#include "core/error.hpp"
 #include "plan/collectives.hpp"
 #include "plan/compose.hpp"
+#include "plan/rounds.hpp"
 
 namespace scaletwin::plan {
 
@@ -90,6 +100,57 @@ Schedule interval_pairing_reduce_scatter(int p, int64_t n, int64_t element_bytes
   Schedule s = b.finish();
   set_data_model(s, Collective::kReduceScatter, InitialData::kOwn, Goal::kReducedSlice);
   return s;
+}
+
+CollectiveRounds interval_pairing_rounds(Collective collective, int p, int64_t n, int64_t element_bytes) {
+  const bool scatter = collective == Collective::kReduceScatter || collective == Collective::kAllReduce;
+  const bool gather = collective == Collective::kAllGather || collective == Collective::kAllReduce;
+  ST_ASSERT(scatter || gather, "interval pairing rounds: all-reduce, reduce-scatter or all-gather");
+  // Fewer elements than ranks: empty chunks drop transfers, which moves later ones to earlier levels; such tiny
+  // collectives are extracted from their schedule (cheap at that size).
+  if (n < p) return rounds_of(make_collective(collective, Algorithm::kIntervalPairing, p, n, element_bytes));
+  CollectiveRounds out;
+  out.ranks = p;
+  std::map<std::vector<RankFlow>, int> pattern_index;  // a pattern met again (p = 5: r → r+4 is r → r−1) is shared
+  // One round: each rank sends the cyclic window of `count` chunks starting at chunk r + shift to r + step.
+  const auto add_round = [&](int step, int64_t shift, int count, bool reduce) {
+    std::vector<RankFlow> flows;
+    std::vector<int64_t> bytes;
+    for (int r = 0; r < p; ++r) {
+      const int first = mod(r + shift, p);
+      const int64_t elements = first + count <= p
+                                   ? part_offset(n, p, first + count) - part_offset(n, p, first)
+                                   : (n - part_offset(n, p, first)) + part_offset(n, p, first + count - p);
+      if (elements == 0) continue;
+      flows.emplace_back(r, mod(int64_t{r} + step, p));
+      bytes.push_back(elements * element_bytes);
+    }
+    if (flows.empty()) return;
+    Round round;
+    const auto [it, added] = pattern_index.emplace(flows, static_cast<int>(out.patterns.size()));
+    if (added) out.patterns.push_back(flows);
+    round.pattern = it->second;
+    if (std::all_of(bytes.begin(), bytes.end(), [&](int64_t b) { return b == bytes.front(); })) {
+      round.bytes = bytes.front();
+    } else {
+      round.flow_bytes = static_cast<int>(out.byte_tables.size());
+      out.byte_tables.push_back(std::move(bytes));
+    }
+    round.reduce_all = reduce;
+    out.rounds.push_back(std::move(round));
+  };
+  const int steps = ceil_log2(p);
+  if (scatter)
+    for (int k = steps - 1; k >= 0; --k) {
+      const int interval = 1 << k, m = std::min(interval, p - interval);
+      add_round(-interval, -interval - m + 1, m, true);
+    }
+  if (gather)
+    for (int k = 0; k < steps; ++k) {
+      const int interval = 1 << k, m = std::min(interval, p - interval);
+      add_round(interval, -m + 1, m, false);
+    }
+  return out;
 }
 
 Schedule interval_pairing_allreduce(int p, int64_t n, int64_t element_bytes) {

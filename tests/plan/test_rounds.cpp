@@ -153,3 +153,17 @@ TEST_CASE("symbolic hierarchical rounds of 65,536 ranks cost the rounds of one n
   CHECK(r.patterns.size() == 2);  // the node rings (reduce-scatter and all-gather alike), the lane rings
   CHECK(r.byte_tables.size() <= 2);
 }
+
+TEST_CASE("symbolic interval-pairing rounds equal the rounds of its schedules", "[rounds]") {
+  for (const Collective kind : {Collective::kAllReduce, Collective::kReduceScatter, Collective::kAllGather}) {
+    REQUIRE(has_symbolic_rounds(kind, Algorithm::kIntervalPairing));
+    for (int p = 1; p <= 40; ++p)
+      for (const int64_t n : {int64_t{0}, int64_t{1}, int64_t{7}, int64_t{300}, int64_t{1001}}) {
+        INFO(fmt::format("{} p = {} n = {}", collective_name(kind), p, n));
+        const CollectiveRounds symbolic = collective_rounds(kind, Algorithm::kIntervalPairing, p, n, 4);
+        const CollectiveRounds extracted = rounds_of(make_collective(kind, Algorithm::kIntervalPairing, p, n, 4));
+        CHECK_FALSE(symbolic.lockstep_exact);
+        check_same_rounds(symbolic, extracted);
+      }
+  }
+}
