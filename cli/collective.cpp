@@ -76,6 +76,26 @@ std::unique_ptr<plan::CostModel> make_cost_model(const CollectiveCliOptions& o,
                                                   memory_Bps > 0 ? memory_Bps / 2 : inf);
 }
 
+// `collective` materializes every step of the schedule (issue 54: `--ranks 100000000` was still building after
+// 10 s; a ring of 4,096 ranks took 200 s and 12 GB). Schedules that grow as p² (ring, direct, hybrid, and
+// hierarchical, whose phases may be rings) stop at 1,024 ranks, the others at 16,384, and parameter servers at 4,096
+// shards; `predict --fidelity fast` times larger collectives from their rounds.
+constexpr int kMostRanksQuadratic = 1024, kMostRanks = 16384, kMostServers = 4096;
+
+void check_schedule_size(plan::Algorithm algorithm, int ranks, int servers) {
+  const bool quadratic = algorithm == plan::Algorithm::kRing || algorithm == plan::Algorithm::kDirect ||
+                         algorithm == plan::Algorithm::kHybrid || algorithm == plan::Algorithm::kHierarchical;
+  const int most = quadratic ? kMostRanksQuadratic : kMostRanks;
+  if (ranks > most)
+    throw InputError("", "--ranks",
+                     fmt::format("at most {} ranks for {} (the schedule is built step by step{}; predict --fidelity "
+                                 "fast times larger collectives) (got {})",
+                                 most, plan::algorithm_name(algorithm), quadratic ? " and grows as ranks squared" : "",
+                                 ranks));
+  if (servers < 1 || servers > kMostServers)
+    throw InputError("", "--servers", fmt::format("from 1 to {} server shards (got {})", kMostServers, servers));
+}
+
 int run_collective(CollectiveCliOptions o) {
   const plan::Collective kind = plan::collective_from_name(o.collective);
   const plan::Algorithm algorithm =
@@ -93,6 +113,7 @@ int run_collective(CollectiveCliOptions o) {
   const std::unique_ptr<plan::CostModel> cost = make_cost_model(o, cluster, cost_text);
   if (o.ranks == 0 && cluster) o.ranks = cluster->total_devices();
   if (o.ranks <= 0) throw InputError("", "--ranks", "a positive number of ranks (or --cluster to use all its devices)");
+  check_schedule_size(algorithm, o.ranks, o.options.servers);
   if (o.options.ranks_per_node == 0 && cluster && o.ranks % cluster->devices_per_node() == 0)
     o.options.ranks_per_node = cluster->devices_per_node();
   const plan::Schedule s =

@@ -5,10 +5,10 @@
 
 #include <array>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "exec/data.hpp"
 
 namespace scaletwin::exec {
@@ -22,8 +22,16 @@ std::vector<uint8_t> read_gz(const std::string& file) {
   std::vector<uint8_t> bytes;
   std::array<uint8_t, 1 << 16> chunk{};
   int got = 0;
-  while ((got = gzread(gz, chunk.data(), static_cast<unsigned>(chunk.size()))) > 0)
+  // Decompressed, a dataset file is tens of megabytes (Fashion-MNIST's training images: 47 MB); a stream that grows
+  // past 1 GiB is refused instead of filling the memory.
+  constexpr size_t kMostBytes = size_t{1} << 30;
+  while ((got = gzread(gz, chunk.data(), static_cast<unsigned>(chunk.size()))) > 0) {
     bytes.insert(bytes.end(), chunk.begin(), chunk.begin() + got);
+    if (bytes.size() > kMostBytes) {
+      gzclose(gz);
+      throw InputError(file, "", "a dataset file of at most 1 GiB once decompressed");
+    }
+  }
   const bool failed = got < 0;
   gzclose(gz);
   if (failed) throw InputError(file, "", "a valid gzip stream");
@@ -95,9 +103,9 @@ Dataset load_cifar10_files(const std::vector<std::string>& files, const std::str
   d.shape = {3, 32, 32};
   d.classes = 10;
   for (const std::string& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw InputError(file, "", "an existing readable CIFAR-10 binary batch");
-    const std::vector<uint8_t> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // A regular file of at most 64 MiB (a batch file is 30,730,000 bytes): a device or a FIFO is refused.
+    const std::string bytes = read_input_file(file, "CIFAR-10 binary batch");
+    const std::vector<uint8_t> b(bytes.begin(), bytes.end());
     if (b.empty() || b.size() % kCifarRecord != 0)
       throw InputError(
           file, "", fmt::format("records of {} bytes (1 label + 3072 pixels), found {} bytes", kCifarRecord, b.size()));

@@ -7,8 +7,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "core/error.hpp"
 #include "core/files.hpp"
@@ -26,12 +24,10 @@ namespace {
 std::string iteration_dir(int64_t iteration) { return fmt::format("iteration-{:08}", iteration); }
 std::string rank_file(int64_t iteration, int rank) { return iteration_dir(iteration) + fmt::format("/rank-{}.ckpt", rank); }
 
+// A checkpoint's file, read whole: a regular file (a device or a FIFO in its place is refused, not read for ever) of
+// at most 64 GiB (a rank file holds the replica's weights, momentum and statistics: ResNet-50's about 200 MB).
 std::string read_whole(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", fmt::format("a readable {} (cannot open it)", what));
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return read_input_file(path, what, int64_t{64} << 30);
 }
 
 // A manifest or rank-file value that must equal the job's.

@@ -161,6 +161,23 @@ TEST_CASE("F6, F7: collective refuses a negative latency and an unbounded chunk 
   CHECK(run(tree + "--chunks 1024").code == 0);
 }
 
+TEST_CASE("F6: collective bounds the ranks and servers of the schedule it builds step by step", "[cli][hardening]") {
+  // Before: --ranks 100000000 and --servers 1000000000 were still building after 10 s.
+  Result r = run("collective --algo ring --ranks 100000000 --bytes 1MB");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out.find("--ranks: expected at most 1024 ranks for ring") != std::string::npos);
+  CHECK(run("collective --algo ring --ranks 1025 --bytes 1MB").code == 2);
+  r = run("collective --algo halving_doubling --ranks 100000000 --bytes 1MB");
+  CHECK(r.code == 2);
+  CHECK(r.out.find("at most 16384 ranks for halving_doubling") != std::string::npos);
+  r = run("collective --algo ps --ranks 4 --servers 1000000000 --bytes 1MB");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out.find("--servers: expected from 1 to 4096 server shards") != std::string::npos);
+  CHECK(run("collective --algo ps --ranks 4 --servers 2 --bytes 1MB").code == 0);
+}
+
 TEST_CASE("F8: an unusable --report DIR exits 2 naming --report, before anything is simulated", "[cli][hardening]") {
   const Scratch s;
   const std::string scenario = s.write("s.json", kScenario);
