@@ -18,22 +18,6 @@ namespace {
 
 namespace svg = report::svg;
 
-// A log axis over [lo, hi] (lo > 0) with ticks at 1, 2 and 5 times the powers of ten inside it (1 and 10 alone when
-// that gives more than 8).
-svg::Axis log_axis(const std::string& label, double lo, double hi, const std::string& unit_prefix) {
-  svg::Axis a;
-  a.label = label;
-  a.log2 = true;
-  a.min = std::pow(10.0, std::floor(std::log10(lo)));
-  a.max = std::pow(10.0, std::ceil(std::log10(hi)));
-  if (a.max <= a.min) a.max = a.min * 10.0;
-  const int decades = static_cast<int>(std::lround(std::log10(a.max / a.min)));
-  for (double p = a.min; p <= a.max * 1.0001; p *= 10.0)
-    for (const double m : decades > 2 ? std::vector<double>{1.0} : std::vector<double>{1.0, 2.0, 5.0})
-      if (p * m <= a.max * 1.0001) a.ticks.push_back({p * m, unit_prefix + fmt::format("{:g}", p * m)});
-  return a;
-}
-
 std::string cell(const std::string& text) { return "<td>" + svg::escape(text) + "</td>"; }
 
 }  // namespace
@@ -76,9 +60,9 @@ std::string explore_html(const Space& s, const std::vector<Candidate>& all, cons
       line.labels.push_back(c == best ? "best" : "");
     }
     series.push_back(std::move(line));
-    const svg::Axis x = priced ? log_axis("cost to target ($, log scale)", x_lo, x_hi, "$")
-                               : log_axis("GPUs (log scale)", x_lo, x_hi, "");
-    const svg::Axis y = log_axis("time to target (hours, log scale)", y_lo, y_hi, "");
+    const svg::Axis x = priced ? svg::log_axis("cost to target ($, log scale)", x_lo, x_hi, "$")
+                               : svg::log_axis("GPUs (log scale)", x_lo, x_hi, "");
+    const svg::Axis y = svg::log_axis("time to target (hours, log scale)", y_lo, y_hi, "");
     svg::Frame frame;
     frame.width = 760.0;
     frame.height = 460.0;

@@ -195,6 +195,8 @@ int run_predict(const PredictArgs& a) {
     context.batch_per_gpu = scenario.batch_per_gpu;
     context.calibration_source = options.calibration_source;
     context.calibration = sim::calibration_to_json(options.calibration);
+    const topology::ClusterSpec spec = plan::load_scenario_cluster_spec(scenario);
+    context.applied_device_entry = options.calibration.device_key(spec.node.device.name, spec.node.device.family);
     out->write("report.html", report::report_html(report, context));
     out->publish();
   }

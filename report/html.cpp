@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "core/units.hpp"
@@ -91,7 +92,21 @@ std::string scaling_charts(const std::vector<Report>& reports) {
   auto eff = scaling_series(
       reports, [](const PointResult& p) { return 100.0 * p.efficiency; },
       [](const Report&, const PointResult&) { return 100.0; }, &max_eff);
-  return svg::line_chart("images_per_sec", "Throughput", x, svg::linear_axis("images/s", max_rate), rate) +
+  // The predicted rates with their 90% intervals as bands; a log axis where they span decades.
+  double min_rate = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < reports.size(); ++i) {
+    svg::Series& s = rate[i];
+    for (const PointResult& p : reports[i].predictions) {
+      if (p.gpus <= 0) continue;
+      const auto [lo, hi] = interval_ratios(reports[i].interval_log_sd, p);
+      if (has_interval(reports[i], p)) s.low.push_back(p.images_per_sec * lo), s.high.push_back(p.images_per_sec * hi);
+      max_rate = std::max(max_rate, p.images_per_sec * hi);
+      min_rate = std::min(min_rate, p.images_per_sec * (has_interval(reports[i], p) ? lo : 1.0));
+    }
+    if (s.low.size() != s.x.size()) s.low.clear(), s.high.clear();
+  }
+  return svg::line_chart("images_per_sec", "Throughput (band: 90% interval)", x,
+                         svg::value_axis("images/s", min_rate, max_rate), rate) +
          svg::line_chart("speedup", "Speedup over 1 GPU", x, svg::linear_axis("speedup", max_speedup), speedup) +
          svg::line_chart("efficiency", "Scaling efficiency", x, efficiency_axis(max_eff), eff);
 }
@@ -168,14 +183,20 @@ std::string prediction_table(const Report& r) {
   return out + "</table>\n";
 }
 
-// Flattens the calibration JSON into "path = value" rows.
-void calibration_rows(const Json& j, const std::string& path, std::string* out) {
+// Flattens the calibration JSON into "path = value" rows; rows under devices / APPLIED are marked, those under
+// another device entry dimmed.
+void calibration_rows(const Json& j, const std::string& path, const std::string& applied, std::string* out) {
   if (j.is_object()) {
-    for (const auto& [key, value] : j.items()) calibration_rows(value, path.empty() ? key : path + " / " + key, out);
+    for (const auto& [key, value] : j.items())
+      calibration_rows(value, path.empty() ? key : path + " / " + key, applied, out);
     return;
   }
   const std::string value = j.is_number_float() ? fmt::format("{:g}", j.get<double>()) : j.dump();
-  *out += "<tr><td>" + escape(path) + "</td><td>" + escape(value) + "</td></tr>\n";
+  const bool device_row = path.rfind("devices / ", 0) == 0;
+  const bool applied_row = !applied.empty() && path.rfind("devices / " + applied + " / ", 0) == 0;
+  const std::string cls = applied_row ? " class=\"applied\"" : device_row && !applied.empty() ? " class=\"unused\"" : "";
+  *out += "<tr" + cls + "><td>" + escape(path) + (applied_row ? " (applied)" : "") + "</td><td>" + escape(value) +
+          "</td></tr>\n";
 }
 
 std::string header(const std::vector<Report>& reports, const ReportContext& c) {
@@ -197,6 +218,7 @@ td, th { padding: 3px 10px; border-bottom: 1px solid #ddd; text-align: left; }
 table.num td, table.num th { text-align: right; } table.kv th { color: #555; font-weight: normal; }
 .charts { display: flex; flex-wrap: wrap; gap: 12px; } svg.chart { background: #fff; border: 1px solid #eee; }
 details { margin-top: 16px; font-size: 13px; }
+tr.applied td { font-weight: bold; background: #eef5ff; } tr.unused td { color: #999; }
 </style>
 )";
 
@@ -232,9 +254,13 @@ std::string html_page(const std::string& title, const std::string& body) {
   return out + body + "</body>\n</html>\n";
 }
 
-std::string calibration_details(const std::string& source, const Json& calibration) {
-  std::string out = "<details open><summary>Calibration: " + escape(source) + "</summary>\n<table>\n";
-  calibration_rows(calibration, "", &out);
+std::string calibration_details(const std::string& source, const Json& calibration,
+                                const std::string& applied_device_entry) {
+  std::string out = "<details open><summary>Calibration: " + escape(source) +
+                    (applied_device_entry.empty() ? std::string()
+                                                  : "; the GPU's entry: devices / " + escape(applied_device_entry)) +
+                    "</summary>\n<table>\n";
+  calibration_rows(calibration, "", applied_device_entry, &out);
   return out + "</table>\n</details>\n";
 }
 
@@ -268,7 +294,8 @@ std::string report_html(const std::vector<Report>& reports, const ReportContext&
                              : fmt::format("<h2>Predictions: {}</h2>\n", escape(series_name(shown, i)));
     out += prediction_table(shown[i]);
   }
-  if (!context.calibration.is_null()) out += calibration_details(context.calibration_source, context.calibration);
+  if (!context.calibration.is_null())
+    out += calibration_details(context.calibration_source, context.calibration, context.applied_device_entry);
   return html_page("scaletwin: " + shown.front().scenario, out);
 }
 

@@ -18,6 +18,7 @@ struct ReportContext {
   int64_t batch_per_gpu = 0;                         // 0: not shown
   std::string calibration_source = "built-in defaults";  // a file name, or how the calibration was obtained
   Json calibration;                                  // calibration_to_json(...); null: not shown
+  std::string applied_device_entry;  // the key under "devices" the prediction's GPU used ("family:hopper"); "" unknown
 };
 
 // The critical worker's iteration split into parts that add up to iteration_s: data (the "data" phase), compute
@@ -34,7 +35,10 @@ TimeBreakdown time_breakdown(const PointResult& p);
 // Building blocks shared with other pages (calibrate's validation report): a whole page with the report's inline
 // style around `body` (title escaped here, body already HTML), and the calibration as an open <details> table.
 std::string html_page(const std::string& title, const std::string& body);
-std::string calibration_details(const std::string& source, const Json& calibration);
+// The calibration as "path = value" rows; with `applied_device_entry`, that entry's rows are marked (class "applied",
+// "(applied)") and the other device entries' rows dimmed (class "unused").
+std::string calibration_details(const std::string& source, const Json& calibration,
+                                const std::string& applied_device_entry = "");
 // A palette colour for series i (cycles).
 std::string series_color(size_t i);
 

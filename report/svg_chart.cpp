@@ -60,6 +60,27 @@ Axis linear_axis(const std::string& label, double max_value, const std::string& 
   return a;
 }
 
+Axis log_axis(const std::string& label, double lo, double hi, const std::string& prefix) {
+  ST_ASSERT(lo > 0.0 && hi >= lo, "log axis over positive values");
+  Axis a;
+  a.label = label;
+  a.log2 = true;
+  a.min = std::pow(10.0, std::floor(std::log10(lo)));
+  a.max = std::pow(10.0, std::ceil(std::log10(hi)));
+  if (a.max <= a.min) a.max = a.min * 10.0;
+  const int decades = static_cast<int>(std::lround(std::log10(a.max / a.min)));
+  const std::vector<double> mantissas = decades > 2 ? std::vector<double>{1.0} : std::vector<double>{1.0, 2.0, 5.0};
+  for (double p = a.min; p <= a.max * 1.0001; p *= 10.0)
+    for (const double m : mantissas)
+      if (p * m <= a.max * 1.0001) a.ticks.push_back({p * m, prefix + fmt::format("{:g}", p * m)});
+  return a;
+}
+
+Axis value_axis(const std::string& label, double lo, double hi, double decades) {
+  if (lo > 0.0 && hi / lo > std::pow(10.0, decades)) return log_axis(label + " (log scale)", lo, hi);
+  return linear_axis(label, hi);
+}
+
 namespace {
 
 double along(const Axis& a, double v) {
@@ -257,6 +278,17 @@ std::string line_chart(const std::string& id, const std::string& title, const Ax
   const Scale s(frame, x, y);
   std::string out = open_svg(id, title, frame) + axes(s, x, y);
   std::vector<PointLabel> labels;
+  for (const Series& ser : series) {  // bands first, under every line
+    if (ser.low.empty()) continue;
+    ST_ASSERT(ser.low.size() == ser.x.size() && ser.high.size() == ser.x.size(), "a band with an interval per point");
+    std::string points;
+    for (size_t i = 0; i < ser.x.size(); ++i)
+      points += fmt::format("{}{},{}", i ? " " : "", num(s.px(ser.x[i])), num(s.py(ser.high[i])));
+    for (size_t i = ser.x.size(); i-- > 0;) points += fmt::format(" {},{}", num(s.px(ser.x[i])), num(s.py(ser.low[i])));
+    out += fmt::format("<polygon class=\"band\" data-series=\"{}\" fill=\"{}\" fill-opacity=\"0.18\" stroke=\"none\" "
+                       "points=\"{}\"><title>{}: 90% interval</title></polygon>\n",
+                       escape(ser.name), escape(ser.color), points, escape(ser.name));
+  }
   for (const Series& ser : series) {
     ST_ASSERT(ser.x.size() == ser.y.size(), "series with unequal x and y");
     ST_ASSERT(ser.labels.empty() || ser.labels.size() == ser.x.size(), "series with a label per point or none");

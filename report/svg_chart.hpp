@@ -34,6 +34,12 @@ struct Axis {
 // A linear axis from 0 to nice_max(max_value) with 3 to 6 ticks at round steps, labelled with `format`
 // ("{:g}" style fmt spec).
 Axis linear_axis(const std::string& label, double max_value, const std::string& format = "{:g}");
+// A log axis over the powers of ten around [lo, hi] (lo > 0), ticks at 1, 2 and 5 times each power (the powers
+// alone beyond two decades), labelled with `prefix` before the value ("$").
+Axis log_axis(const std::string& label, double lo, double hi, const std::string& prefix = "");
+// The axis for values in [lo, hi] starting at 0: linear, or log (log_axis) where they span more than `decades`
+// decades (hi / lo > 10^decades) and lo > 0, so that small values are not crushed against the bottom.
+Axis value_axis(const std::string& label, double lo, double hi, double decades = 1.5);
 
 struct Frame {
   double width = 560.0;
@@ -70,6 +76,7 @@ struct Series {
   bool markers_only = false;        // no line, a marker per point (scatter plots)
   std::vector<std::string> labels;  // empty, or one text per point drawn beside its marker (e.g. an error "+3.1%");
                                     // a labelled series always has markers, hollow when dashed
+  std::vector<double> low = {}, high = {};  // empty, or an interval per point: a shaded <polygon class="band"> under the line
 };
 
 // <svg class="chart" data-chart=ID> with title, axes, grid, one <polyline class="series"> per series (points in

@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -49,11 +50,14 @@ double iteration_s(const RunLabels& r, double images_per_sec) {
 }
 
 std::string parity_chart(const std::vector<Point>& points) {
-  double max_rate = 0.0;
-  for (const Point& p : points)
+  double max_rate = 0.0, min_rate = std::numeric_limits<double>::infinity();
+  for (const Point& p : points) {
     max_rate = std::max({max_rate, p.row->measured_images_per_sec, p.row->predicted_images_per_sec});
-  const svg::Axis x = svg::linear_axis("measured images/s", max_rate);
-  svg::Axis y = svg::linear_axis("predicted images/s", max_rate);
+    min_rate = std::min({min_rate, p.row->measured_images_per_sec, p.row->predicted_images_per_sec});
+  }
+  // Log axes where the runs span decades (116 runs from 20 to 5,000 images/s would sit in the bottom tenth).
+  const svg::Axis x = svg::value_axis("measured images/s", min_rate, max_rate);
+  svg::Axis y = svg::value_axis("predicted images/s", min_rate, max_rate);
   std::vector<svg::Series> series;
   const auto by_scheme = group_by(points, [](const RunLabels& r) { return r.scheme_family; });
   for (size_t k = 0; k < by_scheme.size(); ++k) {
@@ -64,7 +68,7 @@ std::string parity_chart(const std::vector<Point>& points) {
     }
     series.push_back(std::move(s));
   }
-  series.push_back({"predicted = measured", "#7f7f7f", {0.0, x.max}, {0.0, x.max}, true, false, {}});
+  series.push_back({"predicted = measured", "#7f7f7f", {x.min, x.max}, {x.min, x.max}, true, false, {}});
   svg::Frame frame;
   frame.width = frame.height = 420.0;
   return svg::line_chart("parity", "Predicted against measured", x, y, series, frame);
@@ -101,7 +105,13 @@ std::string configuration_chart(size_t index, const std::string& title, const st
       predicted.x.push_back(p.run->gpus), predicted.y.push_back(p.row->predicted_images_per_sec);
       predicted.labels.push_back(tag + error_label(p.row->error));  // "(3) +1.2%": the scheme and its error
       max_rate = std::max({max_rate, p.row->measured_images_per_sec, p.row->predicted_images_per_sec});
+      if (p.row->interval_high > 0.0) {  // the prediction's 90% interval as a band
+        predicted.low.push_back(p.row->interval_low);
+        predicted.high.push_back(p.row->interval_high);
+        max_rate = std::max(max_rate, p.row->interval_high);
+      }
     }
+    if (predicted.low.size() != predicted.x.size()) predicted.low.clear(), predicted.high.clear();
     series.push_back(std::move(measured));
     series.push_back(std::move(predicted));
     caption += fmt::format("<li>{}{}</li>", escape(tag), escape(by_scheme[k].first));

@@ -422,3 +422,20 @@ TEST_CASE("validate compares run records: the measured run's record beside the p
   CHECK(v.rows[0].error == Approx(0.25));
   CHECK(v.mape == Approx(25.0));
 }
+
+TEST_CASE("the validation parity chart takes log axes where the runs span decades", "[unit]") {
+  // 20 to 5,000 images/s (as the 116 K80 runs of the reference): on a linear axis most would sit in its bottom tenth.
+  const Json ps = {{"name", "ps"}, {"mode", "sync"}, {"placement", "host_cpu"}};
+  const Json file = {{"format", "scaletwin-measurements/1"},
+                     {"runs",
+                      {run("a", "resnet50", 1, ps, 20), run("b", "resnet50", 2, ps, 40), run("c", "resnet50", 8, ps, 5000)}}};
+  const auto runs = parse_measurements(file, "m.json");
+  const Validation v = make_validation({"a", "b", "c"}, {20, 40, 5000}, {22, 38, 4800});
+  const std::string parity = chart(validation_html(labelled(v, runs), ValidationReportContext{}), "parity");
+  CHECK(count(parity, "(log scale)") == 2);  // both axes
+  CHECK(parity.find(">10</text>") != std::string::npos);     // 10 to 10,000: powers of ten
+  CHECK(parity.find(">10000</text>") != std::string::npos);
+  // The identity line runs corner to corner of the log axes (10 to 10,000).
+  CHECK(parity.find("data-series=\"predicted = measured\" fill=\"none\" stroke=\"#7f7f7f\" stroke-width=\"1.5\" "
+                    "stroke-dasharray=\"6 4\" points=\"70.00,370.00 400.00,52.00\"") != std::string::npos);
+}

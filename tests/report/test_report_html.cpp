@@ -250,3 +250,49 @@ TEST_CASE("report_html: a time-to-target chart when the report has times, in hou
   REQUIRE(p.size() == 4);
   CHECK(p[0].second < p[3].second);  // 40 h is higher on the chart (smaller y) than 6 h
 }
+
+TEST_CASE("report_html shades each point's 90% interval and takes a log axis where the rates span decades",
+          "[report_html]") {
+  Report r = sample_report();
+  r.interval_log_sd = 0.1;
+  std::string svg = chart(scaletwin::report::report_html(r), "images_per_sec");
+  // One band for the predicted series: its high ends left to right, then its low ends back.
+  REQUIRE(count(svg, "<polygon class=\"band\" data-series=\"predicted\"") == 1);
+  const std::regex band("<polygon class=\"band\"[^>]*points=\"([^\"]*)\"");
+  std::smatch m;
+  REQUIRE(std::regex_search(svg, m, band));
+  const std::string list = m[1];
+  const std::regex pt("([-0-9.]+),([-0-9.]+)");
+  std::vector<std::pair<double, double>> corners;
+  for (auto it = std::sregex_iterator(list.begin(), list.end(), pt); it != std::sregex_iterator(); ++it)
+    corners.emplace_back(std::stod((*it)[1]), std::stod((*it)[2]));
+  REQUIRE(corners.size() == 8);
+  CHECK(corners[0].second < corners[7].second);  // at 1 GPU the high end is above (smaller y) the low end
+  CHECK(svg.find("(log scale)") == std::string::npos);  // 1..8 GPUs: 86 to 800 images/s, linear
+  // From 1 to 4,096 GPUs the rates span more than a decade and a half: a log axis, ticks at powers of ten.
+  for (int g = 16; g <= 4096; g *= 4) {
+    PointResult p = r.predictions.back();
+    p.gpus = g;
+    p.images_per_sec = 85.0 * g;
+    p.speedup = 0.85 * g;
+    r.predictions.push_back(p);
+  }
+  svg = chart(scaletwin::report::report_html(r), "images_per_sec");
+  CHECK(svg.find("images/s (log scale)") != std::string::npos);
+  CHECK(svg.find(">10000</text>") != std::string::npos);
+  CHECK(svg.find(">1e+06</text>") != std::string::npos);
+}
+
+TEST_CASE("calibration_details marks the device entry that applied and dims the others", "[report_html]") {
+  const scaletwin::Json calibration = {
+      {"devices", {{"default", {{"conv", 0.5}}}, {"family:hopper", {{"conv", 0.7}, {"memory", 0.9}}}}},
+      {"message_overhead_s", 1e-5}};
+  const std::string html = scaletwin::report::calibration_details("modern.json", calibration, "family:hopper");
+  CHECK_THAT(html, Catch::Contains("the GPU's entry: devices / family:hopper"));
+  CHECK(count(html, "<tr class=\"applied\">") == 2);
+  CHECK_THAT(html, Catch::Contains("devices / family:hopper / conv (applied)"));
+  CHECK(count(html, "<tr class=\"unused\">") == 1);  // default's one row
+  CHECK_THAT(html, Catch::Contains("<tr><td>message_overhead_s</td>"));  // not a device row: neither
+  // Without the entry: no marks.
+  CHECK(count(scaletwin::report::calibration_details("modern.json", calibration), "class=\"applied\"") == 0);
+}
