@@ -133,13 +133,17 @@ void Watchdog::beat(int64_t iteration) {
   if (gap > longest_gap_s_.load()) longest_gap_s_ = gap;
   last_beat_s_ = now;
   iteration_ = iteration;
+  ++beats_;
   if (fd_ < 0) return;
   const std::string line = fmt::format("{:>10} {:>20} {:>20.3f}\n", static_cast<long>(::getpid()),
                                        static_cast<long long>(iteration), now);
   if (::pwrite(fd_, line.data(), line.size(), 0) < 0) return;  // the watchdog still runs on this rank's own clock
 }
 
-double Watchdog::limit_s() const { return std::max(floor_s_, kGapFactor * longest_gap_s_.load()); }
+double Watchdog::limit_s() const {
+  const double limit = std::max(floor_s_, kGapFactor * longest_gap_s_.load());
+  return beats_.load() <= 1 ? std::max(limit, kFirstIteration_s) : limit;  // only the constructor's beat so far
+}
 
 void Watchdog::watch() {
   std::unique_lock<std::mutex> lock(mutex_);
@@ -170,7 +174,7 @@ void Watchdog::fire(double since_s) {
   }
   const std::string message = fmt::format(
       "[{}] error: no progress for {:.0f} s (the watchdog's limit: {:.0f} s, 20 x the longest step so far, at least "
-      "{:.0f} s){}{}\n",
+      "{:.0f} s, 10 min before the first step ends){}{}\n",
       who_, since_s, limit_s(), floor_s_, stalled,
       static_cast<int>(beats.size()) < ranks_
           ? fmt::format("; the {} ranks on other nodes are not visible from here", ranks_ - static_cast<int>(beats.size()))

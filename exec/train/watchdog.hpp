@@ -6,7 +6,9 @@
 // into its file in a directory of the job on this node (/dev/shm, else the temporary directory), shared by the
 // ranks on the node. A thread of each rank checks once a second how long ago its rank last beat. Past the limit,
 // max(floor, 20 × the longest gap between two beats so far) with a floor of 30 s (SCALETWIN_WATCHDOG_S sets the
-// floor; the first iteration's gap, with its warm-up, counts too), it reads the files of the ranks on its node,
+// floor; the first iteration's gap, with its warm-up, counts too), and at least 10 minutes until the first
+// iteration is done (its lazy set-up, autotuning and first touches, or a large batch on a CPU, are not known
+// beforehand), it reads the files of the ranks on its node,
 // names the rank that is stopped (its process state in /proc is T) or has exited, else the one that beat least
 // recently, prints "[rank R@HOST] error: no progress for N s ..." and exits the process with 3; mpirun then ends
 // the job and `run --np` exits 3. Ranks on other nodes are not visible from here: the message says so. A rank
@@ -41,6 +43,7 @@ class Watchdog {
 
   static constexpr double kDefaultFloor_s = 30.0;
   static constexpr double kGapFactor = 20.0;
+  static constexpr double kFirstIteration_s = 600.0;
 
  private:
   void watch();
@@ -55,6 +58,7 @@ class Watchdog {
   std::atomic<double> last_beat_s_{0.0};
   std::atomic<double> longest_gap_s_{0.0};
   std::atomic<int64_t> iteration_{0};
+  std::atomic<int64_t> beats_{0};
   std::mutex mutex_;
   std::condition_variable stop_cv_;
   bool stop_ = false;

@@ -13,7 +13,7 @@ SCALETWIN_TEST_OUTPUT_PAUSE_S=1 "$bin" predict "$scenario" --gpus 1,2 --fidelity
 pid=$!
 # The first output is being written once its temporary file exists.
 i=0
-while ! ls -a "$dir" "$dir/report" 2>/dev/null | grep -q 'tmp\|staging'; do
+while [ -z "$(find "$dir" -name '.*.tmp.*' 2>/dev/null)" ]; do
   i=$((i + 1))
   [ $i -gt 300 ] && fail "no output was being written within 30 s"
   kill -0 $pid 2>/dev/null || fail "predict ended before it wrote"
@@ -25,7 +25,7 @@ rc=$?
 [ $rc -eq 143 ] || fail "predict exited $rc after SIGTERM while writing, not 143"
 /usr/bin/python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$dir/p.json" || fail "p.json is not whole"
 for f in report.json report.txt report.html; do [ -s "$dir/report/$f" ] || fail "report/$f is missing"; done
-left=$(find "$dir" -name '*.tmp*' -o -name '*staging*' | head -3)
+left=$(find "$dir" -name '.*.tmp.*' | head -3)
 [ -z "$left" ] || fail "temporary files left: $left"
 echo "ok: SIGTERM while writing: every output whole, nothing temporary left, exit 143"
 
