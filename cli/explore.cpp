@@ -52,8 +52,6 @@
 
 namespace scaletwin::cli {
 
-std::string explore_html(const Space& s, const std::vector<Candidate>& all, const Candidate* best, const Json& counts);
-
 namespace {
 
 struct ExploreArgs {
@@ -164,21 +162,15 @@ class Checkpoint {
 // better in one.
 class Staircase {
  public:
-  bool dominates(double t, double c) const {
-    return std::any_of(points_.begin(), points_.end(), [&](const Point& p) {
-      return p.t <= t && p.c <= c && (p.t < t || p.c < c);
-    });
-  }
+  // An evaluated candidate that dominates (t, c), or null.
   const Candidate* dominator(double t, double c) const {
     for (const Point& p : points_)
-      if (p.t <= t && p.c <= c && (p.t < t || p.c < c)) return p.x;
+      if (beats(p.t, p.c, t, c)) return p.x;
     return nullptr;
   }
   void add(const Candidate& x) {
-    if (dominates(x.time_s, x.cost)) return;
-    std::erase_if(points_, [&](const Point& p) {
-      return x.time_s <= p.t && x.cost <= p.c && (x.time_s < p.t || x.cost < p.c);
-    });
+    if (dominator(x.time_s, x.cost) != nullptr) return;
+    std::erase_if(points_, [&](const Point& p) { return beats(x.time_s, x.cost, p.t, p.c); });
     points_.push_back({x.time_s, x.cost, &x});
   }
 
@@ -187,6 +179,10 @@ class Staircase {
     double t, c;
     const Candidate* x;
   };
+  // (t1, c1) is at least as fast and as cheap as (t2, c2), and better in one.
+  static bool beats(double t1, double c1, double t2, double c2) {
+    return t1 <= t2 && c1 <= c2 && (t1 < t2 || c1 < c2);
+  }
   std::vector<Point> points_;
 };
 

@@ -97,4 +97,7 @@ class Evaluator {
 // Fills a candidate's figures from evaluate()'s JSON (cost from the price); the label must match.
 void apply_result(const Space& s, const Json& result, Candidate& x);
 
+// The --html page: the Pareto chart, the frontier's table and the prices (cli/explore_html.cpp).
+std::string explore_html(const Space& s, const std::vector<Candidate>& all, const Candidate* best, const Json& counts);
+
 }  // namespace scaletwin::cli
