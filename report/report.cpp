@@ -56,7 +56,7 @@ Json point_to_json(const PointResult& p, bool with_trace) {
   if (with_trace) {
     j["tracks"] = p.tracks;
     Json ev = Json::array();
-    for (const TraceEvent& e : p.trace) ev.push_back({e.track, e.name, e.category, e.start_s, e.end_s});
+    for (const TraceEvent& e : p.trace) ev.push_back({e.track, e.name, e.category, e.start_s, e.end_s, e.layer});
     j["trace"] = ev;
   }
   return j;
@@ -97,7 +97,8 @@ PointResult point_from_json(const Json& j) {
       p.alternatives[key.substr(0, key.size() - suffix.size())] = value;
   if (j.contains("tracks")) p.tracks = j["tracks"].get<std::vector<std::string>>();
   if (j.contains("trace"))
-    for (const Json& e : j["trace"]) p.trace.push_back({e.at(0), e.at(1), e.at(2), e.at(3), e.at(4)});
+    for (const Json& e : j["trace"])
+      p.trace.push_back({e.at(0), e.at(1), e.at(2), e.at(3), e.at(4), e.size() > 5 ? e.at(5).get<int>() : -1});
   return p;
 }
 
@@ -347,9 +348,13 @@ Json chrome_trace(const Report& r) {
     for (size_t t = 0; t < p.tracks.size(); ++t)
       events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", p.gpus}, {"tid", t},
                         {"args", {{"name", p.tracks[t]}}}});
-    for (const TraceEvent& e : p.trace)
-      events.push_back({{"ph", "X"}, {"name", e.name}, {"cat", e.category}, {"pid", p.gpus}, {"tid", e.track},
-                        {"ts", e.start_s * 1e6}, {"dur", (e.end_s - e.start_s) * 1e6}});
+    for (const TraceEvent& e : p.trace) {
+      Json event = {{"ph", "X"}, {"name", e.name}, {"cat", e.category}, {"pid", p.gpus}, {"tid", e.track},
+                    {"ts", e.start_s * 1e6}, {"dur", (e.end_s - e.start_s) * 1e6}};
+      if (e.layer >= 0 && static_cast<size_t>(e.layer) < r.layers.size())
+        event["args"] = {{"layer", r.layers[static_cast<size_t>(e.layer)]}};
+      events.push_back(std::move(event));
+    }
   }
   return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
 }

@@ -20,6 +20,7 @@ struct TraceEvent {
   std::string category;  // "compute" or the collective purpose
   double start_s = 0.0;
   double end_s = 0.0;
+  int layer = -1;  // a compute op's model layer (Report::layers names it); -1: none (a collective, data, update)
 };
 
 struct CollectiveTime {
@@ -191,6 +192,8 @@ struct Report {
   // One line per alternative the points were also simulated under (PointResult::alternatives): what and why.
   std::map<std::string, std::string> alternative_notes;
   std::vector<PointResult> predictions;
+  // The model's layer names by index, for the trace's compute events (TraceEvent::layer); empty: not named.
+  std::vector<std::string> layers;
 };
 
 // The two-sided 90% quantile of a normal, and the 90% prediction interval of a predicted figure x:

@@ -488,6 +488,8 @@ report::Report predict(const plan::Scenario& scenario, const PredictOptions& opt
   report.assumed_rate = assumed_rate(one_gpu.spec());
   const WorkerStep step = worker_step(scenario, options.calibration);  // the dispatch's reach and the alternatives
   check_memory_fit(scenario, step.point.model, step.point.cluster.spec().node);
+  if (options.run.trace)
+    for (const models::Layer& L : step.point.model.layers) report.layers.push_back(L.name);
   report.dispatch_beyond = dispatch_beyond_support(dispatch_cost(step), scenario.batch_per_gpu, options.calibration);
   report.calibration_source = options.calibration_source;
   report.unfitted_network = unfitted_network(step, options.calibration);

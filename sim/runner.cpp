@@ -60,8 +60,9 @@ class Simulation {
   void drive(RankPart& part, InFlight& in_flight) const;
   StepCosts step_costs(int e) const;
   report::PointResult collect() const;
-  void add_trace(int e, std::string name, std::string category, double start_s) {
-    if (options_.trace) trace_.push_back({e, std::move(name), std::move(category), start_s, sg4::Engine::get_clock()});
+  void add_trace(int e, std::string name, std::string category, double start_s, int layer = -1) {
+    if (options_.trace)
+      trace_.push_back({e, std::move(name), std::move(category), start_s, sg4::Engine::get_clock(), layer});
   }
 
   const plan::IterationPlan& plan_;
@@ -235,7 +236,7 @@ void Simulation::run_iteration(int e, IterationRecord& rec, bool record) {
       compute_busy = false;
       const plan::ComputeOp& op = items[static_cast<size_t>(tag.owner)].compute;
       rec.phase_s[static_cast<size_t>(op.phase)] += sg4::Engine::get_clock() - started[static_cast<size_t>(tag.owner)];
-      if (record) add_trace(e, plan::phase_name(op.phase), "compute", started[static_cast<size_t>(tag.owner)]);
+      if (record) add_trace(e, plan::phase_name(op.phase), "compute", started[static_cast<size_t>(tag.owner)], op.layer);
       finish_item(tag.owner);
     } else {
       RankPart& part = *parts.at(tag.owner);

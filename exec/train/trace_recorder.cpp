@@ -57,21 +57,22 @@ void TraceRecorder::add(const std::string& name, const std::string& category, in
 }
 
 void TraceRecorder::record(const std::string& name, const std::string& category, int track, double start_s,
-                           double end_s) {
-  spans_.push_back({name, category, track, start_s - origin_s_, std::max(end_s, start_s) - origin_s_});
+                           double end_s, std::string layer) {
+  spans_.push_back({name, category, track, start_s - origin_s_, std::max(end_s, start_s) - origin_s_, std::move(layer)});
 }
 
 void TraceRecorder::compute(plan::Phase phase, double start_s, double end_s) {
   add(plan::phase_name(phase), "compute", kTraceComputeTrack, start_s, end_s);
 }
 
-void TraceRecorder::compute_marks(plan::Phase phase, int64_t start_mark, int64_t end_mark) {
-  if (active_) marked_.push_back({phase, start_mark, end_mark});
+void TraceRecorder::compute_marks(plan::Phase phase, int64_t start_mark, int64_t end_mark, std::string layer) {
+  if (active_) marked_.push_back({phase, start_mark, end_mark, std::move(layer)});
 }
 
 void TraceRecorder::resolve_marks(const std::function<double(int64_t)>& time_of) {
   for (const MarkedSpan& m : marked_)  // recorded while active: kept now that the traced iterations are over
-    record(plan::phase_name(m.phase), "compute", kTraceComputeTrack, time_of(m.start_mark), time_of(m.end_mark));
+    record(plan::phase_name(m.phase), "compute", kTraceComputeTrack, time_of(m.start_mark), time_of(m.end_mark),
+           m.layer);
   marked_.clear();
 }
 
@@ -84,7 +85,7 @@ Json gather_chrome_trace(const TraceRecorder* recorder, MPI_Comm comm) {
   Json mine = Json::array();
   if (recorder != nullptr)
     for (const RecordedSpan& s : recorder->spans())
-      mine.push_back({s.name, s.category, s.track, s.start_s, s.end_s});
+      mine.push_back({s.name, s.category, s.track, s.start_s, s.end_s, s.layer});
   const std::vector<std::string> texts = gather_texts(mine.dump(), comm);
   if (texts.empty()) return nullptr;  // not rank 0
   const int ranks = static_cast<int>(texts.size());
@@ -97,8 +98,10 @@ Json gather_chrome_trace(const TraceRecorder* recorder, MPI_Comm comm) {
     const Json spans = Json::parse(texts[static_cast<size_t>(r)]);
     for (const Json& s : spans) {
       const double start_s = s.at(3), end_s = s.at(4);
-      events.push_back({{"ph", "X"}, {"name", s.at(0)}, {"cat", s.at(1)}, {"pid", r}, {"tid", s.at(2)},
-                        {"ts", start_s * 1e6}, {"dur", (end_s - start_s) * 1e6}});
+      Json event = {{"ph", "X"}, {"name", s.at(0)}, {"cat", s.at(1)}, {"pid", r}, {"tid", s.at(2)},
+                    {"ts", start_s * 1e6}, {"dur", (end_s - start_s) * 1e6}};
+      if (!s.at(5).get<std::string>().empty()) event["args"] = {{"layer", s.at(5)}};
+      events.push_back(std::move(event));
     }
   }
   return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};

@@ -1,8 +1,9 @@
 // The trace of `scaletwin run --trace FILE`: each rank records the timed spans of a bounded number of measured
 // iterations (compute phases on track 0, its collectives on track 1) and rank 0 gathers them into a Chrome trace
 // (Perfetto) with the event names and categories of `scaletwin predict --trace` (report/report.cpp chrome_trace):
-// compute spans are named by plan::phase_name with category "compute", a collective by its plan label with its
-// purpose (plan::collective_purpose_name) as category. One process per rank ("rank R"), timestamps in µs from the
+// compute spans are named by plan::phase_name with category "compute" (a backward_weight span with the layer whose
+// gradient is ready at its end as args.layer, as predict's compute events carry their layer's name), a collective by
+// its plan label with its purpose (plan::collective_purpose_name) as category. One process per rank ("rank R"), timestamps in µs from the
 // start of that rank's first recorded iteration.
 //
 // The same recorder times every collective of every measured iteration (from first_step on, traced or not) by its
@@ -40,6 +41,7 @@ struct RecordedSpan {
   int track = 0;
   double start_s = 0.0;  // from the start of the first recorded iteration
   double end_s = 0.0;
+  std::string layer;  // a backward_weight span: the layer whose weight gradient is ready at its end ("": none)
 };
 
 class TraceRecorder {
@@ -57,7 +59,7 @@ class TraceRecorder {
   void add(const std::string& name, const std::string& category, int track, double start_s, double end_s);
   void compute(plan::Phase phase, double start_s, double end_s);
   // A compute span between two Backend::marks, timed by resolve_marks (ignored while not active).
-  void compute_marks(plan::Phase phase, int64_t start_mark, int64_t end_mark);
+  void compute_marks(plan::Phase phase, int64_t start_mark, int64_t end_mark, std::string layer = {});
   // Turns the spans between marks into spans, each mark at time_of(mark) on the steady clock (Backend::mark_time_s,
   // which on a GPU waits for the mark's event): called once the traced iterations are done, before gathering.
   void resolve_marks(const std::function<double(int64_t)>& time_of);
@@ -66,7 +68,8 @@ class TraceRecorder {
 
  private:
   // Appends a span, absolute steady-clock times made relative to the first recorded iteration.
-  void record(const std::string& name, const std::string& category, int track, double start_s, double end_s);
+  void record(const std::string& name, const std::string& category, int track, double start_s, double end_s,
+              std::string layer = {});
 
   int64_t first_, count_;
   bool active_ = false, measuring_ = false;
@@ -76,6 +79,7 @@ class TraceRecorder {
   struct MarkedSpan {
     plan::Phase phase;
     int64_t start_mark, end_mark;
+    std::string layer;
   };
   std::vector<MarkedSpan> marked_;  // compute spans awaiting resolve_marks
   std::map<std::string, double> collective_total_s_;  // measured iterations, by plan label

@@ -111,14 +111,17 @@ float* Worker::buffer_of(int item) {
 void Worker::on_gradient_ready(int model_layer) {
   const int item = engine_.compute_item(plan::Phase::kBackwardWeight, model_layer);
   if (item >= 0) engine_.complete_compute_through(item);
-  trace_span(plan::Phase::kBackwardWeight);
+  const auto& layers = ctx_.model.layers;
+  trace_span(plan::Phase::kBackwardWeight,
+             model_layer >= 0 && static_cast<size_t>(model_layer) < layers.size() ? layers[static_cast<size_t>(model_layer)].name
+                                                                                   : std::string());
   engine_.pump();
 }
 
-void Worker::trace_span(plan::Phase phase) {
+void Worker::trace_span(plan::Phase phase, std::string layer) {
   if (!ctx_.trace->active()) return;  // a GPU's mark is an event: none outside the traced iterations
   const int64_t m = ctx_.backend->mark();
-  ctx_.trace->compute_marks(phase, trace_mark_, m);
+  ctx_.trace->compute_marks(phase, trace_mark_, m, std::move(layer));
   trace_mark_ = m;
 }
 

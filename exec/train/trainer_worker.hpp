@@ -35,7 +35,7 @@ class Worker {
   float amp_scale() const { return scaler_ ? static_cast<float>(scaler_->scale()) : 1.0f; }
   // The compute span from trace_mark_ to a mark taken now (Backend::mark: on a GPU, where its stream has got to) as
   // `phase`, when the iteration is traced; the next span starts at that mark.
-  void trace_span(plan::Phase phase);
+  void trace_span(plan::Phase phase, std::string layer = {});  // layer: a backward_weight span's (trace_recorder.hpp)
   void trace_restart();  // the next compute span starts at a mark taken now
   // trainer_hybrid.cpp
   void make_head();

@@ -385,7 +385,7 @@ report::PointResult FastSimulation::run() {
         rec.phase_s[static_cast<size_t>(op.phase)] += now_ - st.started[static_cast<size_t>(i)];
         if (options_.trace)
           trace_.push_back({fp_.representative(cls), plan::phase_name(op.phase), "compute",
-                            st.started[static_cast<size_t>(i)], now_});
+                            st.started[static_cast<size_t>(i)], now_, op.layer});
         finish_item(cls, i);
         try_compute(cls);
         break;

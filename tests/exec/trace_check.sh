@@ -3,7 +3,8 @@
 # run --trace on GPUS workers (default 2; plus the scheme's parameter servers) of a small scenario (lenet5, synthetic
 # data, a few iterations) against predict --trace on the same scenario and GPU count: run's file is valid JSON, its
 # set of (name, category) pairs of X events equals predict's, every event has dur >= 0 and ts >= 0, and every rank
-# (workers and servers) has compute (tid 0) and communication (tid 1) events and its process name.
+# (workers and servers) has compute (tid 0) and communication (tid 1) events and its process name, and run's
+# backward_weight spans name layers that predict's events name.
 set -u
 bin=$1 scenario=$2 dir=$3 gpus=${4:-2}
 rm -rf "$dir" && mkdir -p "$dir" || exit 1
@@ -35,6 +36,13 @@ while [ "$pid" -lt "$ranks" ]; do
     "$dir/run-trace.json" >/dev/null || fail "no process_name \"rank $pid\""
   pid=$((pid + 1))
 done
+# A backward_weight span names the layer whose gradient is ready at its end, by the name predict's events give it.
+layers() { jq -r '.traceEvents[] | select(.ph == "X" and .name == "backward_weight") | .args.layer // empty' "$1" | sort -u; }
+layers "$dir/run-trace.json" >"$dir/run-layers.txt"
+layers "$dir/predict-trace.json" >"$dir/predict-layers.txt"
+[ -s "$dir/run-layers.txt" ] || fail "run's backward_weight spans name no layer"
+extra=$(comm -23 "$dir/run-layers.txt" "$dir/predict-layers.txt")
+[ -z "$extra" ] || fail "layers in run's trace that predict's does not name: $extra"
 echo "run's (name, category) pairs: $(tr '\t\n' ' ;' <"$dir/run-pairs.txt")"
 echo "predict's: $(wc -l <"$dir/predict-pairs.txt") pairs; run's: $(wc -l <"$dir/run-pairs.txt")"
 echo "PASS"

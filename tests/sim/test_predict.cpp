@@ -2,9 +2,11 @@
 // Chrome trace with one track per endpoint, and the reproducibility of a deterministic simulation.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
 
 #include "core/error.hpp"
+#include "models/model_json.hpp"
 #include "sim/predict.hpp"
 
 using namespace scaletwin;
@@ -47,7 +49,7 @@ TEST_CASE("predict reports the spec's fields, speedup against 1 GPU and a trace 
   CHECK(four.images_per_sec == Approx(4 * 32 / four.iteration_s).epsilon(1e-9));
 
   const Json trace = report::chrome_trace(r);
-  std::set<std::string> names;
+  std::set<std::string> names, layers;
   std::set<int> tracks;
   int threads = 0;
   for (const Json& e : trace.at("traceEvents")) {
@@ -56,8 +58,18 @@ TEST_CASE("predict reports the spec's fields, speedup against 1 GPU and a trace 
       names.insert(e.at("name").get<std::string>());
       tracks.insert(e.at("tid").get<int>());
       CHECK(e.at("dur").get<double>() >= 0.0);
+      // A layer's compute op names its layer (the event keeps the phase's name, as run --trace names it).
+      if (e.at("name") == "forward" || e.at("name") == "backward_weight") {
+        REQUIRE(e.contains("args"));
+        layers.insert(e.at("args").at("layer").get<std::string>());
+      }
+      if (e.at("name") == "bucket 0") CHECK_FALSE(e.contains("args"));
     }
   }
+  const models::Model model = models::load_model("resnet18_cifar");
+  CHECK(layers.size() > 10);
+  for (const std::string& name : layers)
+    CHECK(std::any_of(model.layers.begin(), model.layers.end(), [&](const models::Layer& L) { return L.name == name; }));
   CHECK(threads == 4);
   CHECK(tracks.size() == 4);
   CHECK(names.count("forward") == 1);
