@@ -114,21 +114,18 @@ void release_held_signals() {
   }
 }
 
-void write_file_atomic(const std::string& path, const std::string& content) {
+PreparedOutput prepare_output(const std::string& path, const std::string& content) {
   hold_signals_for_outputs();
-  if (path == "-") {
-    errno = 0;
-    std::cout << content << std::flush;
-    const std::string reason = errno != 0 ? std::string(": ") + std::strerror(errno) : "";
-    if (!std::cout)  // standard output closed, or on a full disk or /dev/full
-      throw SystemError("standard output: writing failed" + reason);
-    return;
-  }
+  PreparedOutput out;
+  out.path = path;
   const fs::path target = follow_symlinks(path);
   struct stat st {};
   const bool exists = ::stat(target.c_str(), &st) == 0;
   if (exists && S_ISDIR(st.st_mode)) throw InputError(path, "", "a file to write (it is a directory)");
-  if (exists && !S_ISREG(st.st_mode)) return write_in_place(path, target, content);
+  if (exists && !S_ISREG(st.st_mode)) {
+    write_in_place(path, target, content);
+    return out;  // nothing left to commit
+  }
   const auto [fd, tmp] = create_temporary(path, target);
   if (exists) (void)::fchmod(fd, st.st_mode & 07777);  // a replaced file keeps its permissions
   const bool ok = write_all(fd, content) && ::fsync(fd) == 0;
@@ -139,11 +136,35 @@ void write_file_atomic(const std::string& path, const std::string& content) {
     ::unlink(tmp.c_str());
     throw SystemError(fmt::format("{}: writing failed: {}", path, std::strerror(ok ? errno : error)));
   }
-  if (::rename(tmp.c_str(), target.c_str()) != 0) {
+  out.temporary = tmp.string();
+  out.target = target.string();
+  return out;
+}
+
+void commit_output(const PreparedOutput& prepared) {
+  if (prepared.temporary.empty()) return;
+  if (::rename(prepared.temporary.c_str(), prepared.target.c_str()) != 0) {
     const int rename_error = errno;
-    ::unlink(tmp.c_str());
-    throw InputError(path, "", fmt::format("a writable output path ({})", std::strerror(rename_error)));
+    ::unlink(prepared.temporary.c_str());
+    throw InputError(prepared.path, "", fmt::format("a writable output path ({})", std::strerror(rename_error)));
   }
+}
+
+void abandon_output(const PreparedOutput& prepared) noexcept {
+  if (!prepared.temporary.empty()) ::unlink(prepared.temporary.c_str());
+}
+
+void write_file_atomic(const std::string& path, const std::string& content) {
+  hold_signals_for_outputs();
+  if (path == "-") {
+    errno = 0;
+    std::cout << content << std::flush;
+    const std::string reason = errno != 0 ? std::string(": ") + std::strerror(errno) : "";
+    if (!std::cout)  // standard output closed, or on a full disk or /dev/full
+      throw SystemError("standard output: writing failed" + reason);
+    return;
+  }
+  commit_output(prepare_output(path, content));
 }
 
 namespace {

@@ -13,6 +13,19 @@ namespace scaletwin {
 
 void write_file_atomic(const std::string& path, const std::string& content);
 
+// write_file_atomic in two phases, for outputs that change together (StagedDirectory::publish): prepare_output writes
+// `content` to a temporary file beside the path's target (through its symlinks), or straight into a device, FIFO or
+// socket the path names (then nothing is left to commit); commit_output renames the temporary over the target;
+// abandon_output removes it. Until commit_output, no file the path names has changed.
+struct PreparedOutput {
+  std::string path;       // as given
+  std::string temporary;  // "" when written in place
+  std::string target;     // the path with its symlinks followed
+};
+PreparedOutput prepare_output(const std::string& path, const std::string& content);
+void commit_output(const PreparedOutput& prepared);
+void abandon_output(const PreparedOutput& prepared) noexcept;
+
 // From a command's first output on, SIGINT, SIGTERM and SIGHUP are held (recorded by a handler, not acted on) until
 // release_held_signals(): the command writes every output whole, then the held signal acts as it would have (by
 // default it ends the process: 128 + N). A command writes

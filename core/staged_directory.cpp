@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 
 #include "core/error.hpp"
 #include "core/files.hpp"
@@ -22,11 +23,12 @@ InputError unusable(const std::string& option, const std::string& dir, const std
   return InputError("", option, fmt::format("a directory to write into (\"{}\": {})", dir, why));
 }
 
-// "out/" and "out" name the same directory; the staging name is derived from its last component.
+// "out/" and "out" name the same directory; the staging name is derived from its last component. Nothing else is
+// normalised: "link/.." is the parent of where the symlink points (or an error), not the directory holding the link.
 fs::path without_trailing_separator(const std::string& dir) {
-  fs::path p = fs::path(dir).lexically_normal();
-  if (!p.has_filename() && p.has_parent_path() && p != p.root_path()) p = p.parent_path();
-  return p;
+  std::string d = dir;
+  while (d.size() > 1 && d.back() == '/') d.pop_back();
+  return fs::path(d);
 }
 
 }  // namespace
@@ -92,11 +94,36 @@ void StagedDirectory::publish() {
     published_ = true;
     return;
   }
-  // An existing directory (or one that appeared meanwhile): each file replaces its old version with one rename.
-  for (const std::string& name : names_)
+  // An existing directory (or one that appeared meanwhile): each file replaces its old version with one rename; one
+  // that is a symlink is written through (its target gets the content and the link stays, as --json FILE does).
+  // Everything that can fail comes first — a name taken by a directory, the writes through symlinks (to temporary
+  // files beside their targets, or into a device) — so that a failure leaves every file as it was; then the renames.
+  std::vector<PreparedOutput> through;
+  std::vector<std::string> renamed;
+  try {
+    for (const std::string& name : names_) {
+      const fs::path dest = dir_ / name;
+      std::error_code ec;
+      const fs::file_status status = fs::symlink_status(dest, ec);
+      if (fs::is_symlink(status))
+        through.push_back(prepare_output(dest.string(), read_input_file((staging_ / name).string(), "staged report file",
+                                                                        std::numeric_limits<int64_t>::max())));
+      else if (fs::is_directory(status))
+        throw unusable(option_, dir_.string(), name + " in it is a directory");
+      else
+        renamed.push_back(name);
+    }
+  } catch (...) {
+    for (const PreparedOutput& p : through) abandon_output(p);
+    throw;
+  }
+  for (const PreparedOutput& p : through) commit_output(p);
+  for (const std::string& name : renamed)
     if (std::rename((staging_ / name).c_str(), (dir_ / name).c_str()) != 0)
       throw SystemError(fmt::format("{} {}: cannot put {} in place: {}", option_, dir_.string(), name,
                                     std::strerror(errno)));
+  std::error_code ec;
+  for (const std::string& name : names_) fs::remove(staging_ / name, ec);  // those written through
   ::rmdir(staging_.c_str());
   published_ = true;
 }

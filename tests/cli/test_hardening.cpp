@@ -243,6 +243,39 @@ TEST_CASE("F14: --report DIR appears whole or not at all, and an existing DIR ke
   }
 }
 
+TEST_CASE("fuzz_outputs: --report into a DIR whose files are symlinks writes through them, and a file that cannot "
+          "be written leaves the others as they were", "[cli][hardening]") {
+  const Scratch s;
+  const std::string scenario = s.write("s.json", kScenario);
+  fs::create_directories(s.dir / "out");
+  fs::create_directories(s.dir / "elsewhere");
+  s.write("elsewhere/kept.json", "old");
+  fs::create_symlink(s.dir / "elsewhere" / "kept.json", s.dir / "out" / "report.json");
+  Result r = run("predict " + scenario + " --report " + s.path("out"));
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(fs::is_symlink(s.dir / "out" / "report.json"));  // was replaced by a regular file
+  std::ifstream kept(s.dir / "elsewhere" / "kept.json");
+  const std::string through((std::istreambuf_iterator<char>(kept)), std::istreambuf_iterator<char>());
+  CHECK(through.find("\"predictions\"") != std::string::npos);
+  // report.txt on /dev/full: the command fails, and report.html (written before it was a rename away) is as it was.
+  fs::create_directories(s.dir / "full");
+  s.write("full/report.html", "old page");
+  fs::create_symlink("/dev/full", s.dir / "full" / "report.txt");
+  r = run("predict " + scenario + " --report " + s.path("full"));
+  CHECK(r.code == 3);
+  std::ifstream page(s.dir / "full" / "report.html");
+  CHECK(std::string((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>()) == "old page");
+  CHECK_FALSE(fs::exists(s.dir / "full" / "report.json"));
+  CHECK(fs::is_symlink(s.dir / "full" / "report.txt"));
+  // A symlink loop followed by "..": not the directory holding the link (as a lexical normalisation would read it).
+  fs::create_symlink("loop", s.dir / "loop");
+  r = run("predict " + scenario + " --report " + s.path("loop") + "/..");
+  CHECK(r.code == 2);
+  CHECK(fs::is_symlink(s.dir / "loop"));
+  CHECK_FALSE(fs::exists(s.dir / "report.json"));
+}
+
 TEST_CASE("F13: a measured images_per_sec that is subnormal (5e-324) is refused with exit 2 naming the field",
           "[cli][hardening]") {
   const Scratch s;
