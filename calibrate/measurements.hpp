@@ -90,7 +90,7 @@ std::string reading_notes(const std::vector<MeasuredRun>& runs);
 // (sample standard deviation of the iteration times over sqrt(n), over their mean), compute_jitter and the phases
 // per iteration the means over the repeats that have them (also written into raw, with "images_per_sec" and
 // "repeats"); the rest of raw (per-rank figures, buckets) is the first repeat's. A machine whose speed drifts by
-// 10-20% from one run to the next (this project's virtual machine, calibrate/README.md) is measured by the mean
+// 10-20% from one run to the next (this project's virtual machine, docs/results/this-machine.md) is measured by the mean
 // of many repeats, not by one of them.
 std::vector<MeasuredRun> pool_repeats(std::vector<MeasuredRun> runs);
 

@@ -91,7 +91,7 @@ void print_step_notes(const plan::Scenario& scenario, const sim::Calibration& ca
   if (dispatch.compute_s > 0.0 && dispatch.added_s >= kDispatchNote * dispatch.compute_s)
     std::cerr << fmt::format("predict: {}'s dispatch ({:.0f} us added to each of the {} compute ops of {}'s step at "
                              "batch {}) is {:.0f}% of its compute: at this batch the prediction rests on that cost "
-                             "per op (calibrate/README.md)\n",
+                             "per op (docs/results/k80-calibration.md)\n",
                              dispatch.stack, dispatch.per_op_s * 1e6, dispatch.ops, scenario.model,
                              scenario.batch_per_gpu, 100.0 * dispatch.added_s / dispatch.compute_s);
 }

@@ -27,7 +27,7 @@
 // spends ~85 cycles per step of its reduction (16,384 multiply-adds); its fixed work is the first loads' latency
 // (~600 cycles of DRAM and L2: ~7 steps) and writing its 16,384 outputs through the SMX's 32 load/store units
 // (~512 cycles: ~6 steps), about 13 steps: 16 with the index set-up. Fitted instead it goes to 176 +- 73 and the
-// held-out error rises to 16.4% (calibrate/README.md); fixed at 16 it is 8.6% (0: 8.9%).
+// held-out error rises to 16.4% (docs/results/k80-calibration.md); fixed at 16 it is 8.6% (0: 8.9%).
 //
 // Today's GPUs (Volta, Ampere, Ada, Hopper) by family: start values for calibrate, which fits them per family on
 // ../shared/reference/modern (calibrations/modern.json: the values, their standard errors and how far they transfer
@@ -214,7 +214,7 @@ Calibration default_calibration() {
   // Kept by calibrate unless asked: the memory rate and K½ above, and no intensity knee (the Winograd split and
   // the parallel-work curve carry the shape dependence). Fitted on the reference they trade off against the
   // parallel-work curve (memory: Inception-v3 left out then predicted 41% fast; K½ 176 +- 73, held-out error
-  // 8.6% -> 16.4%; calibrate/README.md).
+  // 8.6% -> 16.4%; docs/results/k80-calibration.md).
   c.devices["Tesla K80 (one GK210)"].sourced = {"memory", "reduction_half_length", "conv_knee_flops_per_byte"};
   // Today's GPUs by architecture family (a device has no entry of its own: Calibration::device takes its family's).
   // Start values for calibrate (above); the shipped calibrations/modern.json replaces them with values fitted on

@@ -88,7 +88,7 @@ bool cuda_core_op(const plan::ComputeOp& op);
 
 // Winograd's output tile (F(2x2, 3x3)), and the share of the tiles' outputs an out_h x out_w output uses: odd
 // sizes compute a partial tile in full. The tile of 4 (F(4x4, 3x3)) predicted the cross-validation's held-out
-// runs to 14.1% against 8.6% on the model of the time (calibrate/README.md).
+// runs to 14.1% against 8.6% on the model of the time (docs/results/k80-calibration.md).
 inline constexpr int kWinogradTile = 2;
 double winograd_tile_coverage(int out_h, int out_w);
 // Whether `op` has Winograd's shape: a 3x3 stride-1 convolution (the ops winograd_gain applies to).
@@ -190,7 +190,7 @@ struct Calibration {
   // gives 90% intervals x * exp(-+1.645 s). 0: unknown, no interval.
   double prediction_log_sd = 0.0;
   // "prediction_interval": {"dispatch_support": {"tensorflow": 0.21}}: the largest share of a worker's compute
-  // that each stack's dispatch (fitted, calibrate/README.md) adds on the runs the calibration was fitted on. A
+  // that each stack's dispatch (fitted, docs/results/k80-calibration.md) adds on the runs the calibration was fitted on. A
   // step that leans on it further is predicted without the dispatch too, and its interval covers both
   // (sim/predict.hpp: dispatch_beyond_support). A stack without an entry: no such check.
   std::map<std::string, double> dispatch_support;

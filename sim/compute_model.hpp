@@ -14,7 +14,7 @@
 // Paleo (Qi, Sparks and Talwalkar, ICLR 2017: a layer's time is reading its inputs + computing + writing its
 // outputs). A memory-bound op (batch norm, relu, pooling) is its traffic. On a host CPU a layer's operands sit in
 // its caches and the roofline's larger term bounds the op. Fitted on the published K80 runs, the sum predicts
-// held-out runs better than the maximum (calibrate/README.md).
+// held-out runs better than the maximum (docs/results/k80-calibration.md).
 //
 // op_overhead_s is the device's own cost per op (its kernels' launches and drains); dispatch_s the framework's
 // cost per op that the device does not overlap (its stack's op_overhead_s, DeviceEfficiency::dispatch_s): the
@@ -22,7 +22,7 @@
 // host-resident variables and their copies), added to every op, on a device as on a host CPU (where the thread
 // that dispatches also computes). The published K80 runs choose this over a floor under each op's time (a host
 // that dispatches the next op while the device runs this one): the floor fits their two batch sizes, but fitted
-// at one it predicts the other 11-18% off where the sum is 7-13% off (calibrate/README.md).
+// at one it predicts the other 11-18% off where the sum is 7-13% off (docs/results/k80-calibration.md).
 // times (1 + shared_node_slowdown * co_runners) (the other busy workers on the processor's node), plus, for server
 // updates, bytes * ps_cost_per_byte_s. The data phase with real data is the batch's upload from host memory,
 // bytes / upload_Bps on a device (its share of the PCIe route, note_upload_links; the device's memory write of the

@@ -106,7 +106,7 @@ WorkspaceCap workspace_cap(const plan::Scenario& scenario, const Calibration& ca
 
 // What the scenario's framework dispatch (the stack's op_overhead_s, added to each op's time: compute_model.hpp)
 // adds to one worker's compute step (batch_per_gpu samples, data loading excluded), from the compute model alone.
-// TensorFlow's is fitted (calibrate/README.md) and above what its executor spends on the graph ops of one layer and
+// TensorFlow's is fitted (docs/results/k80-calibration.md) and above what its executor spends on the graph ops of one layer and
 // phase: where it is a large share of the step (small batches), the prediction rests on that fit more than on the
 // model. predict says so.
 struct DispatchCost {
@@ -122,7 +122,7 @@ DispatchCost dispatch_cost(const plan::Scenario& scenario, const Calibration& ca
 // Whether the scenario's step leans on its stack's dispatch further than any run the calibration was fitted on
 // (Calibration::dispatch_support): the share of the worker's compute the dispatch adds exceeds the stack's support.
 // predict and validate then simulate it without the dispatch too (without_dispatch) and the interval covers both:
-// the fitted dispatch stands in for costs the model does not separate (calibrate/README.md), so where it weighs more
+// the fitted dispatch stands in for costs the model does not separate (docs/results/k80-calibration.md), so where it weighs more
 // than on the runs it was fitted to, nothing says how much of it is real. nullopt where the calibration states no
 // support for the stack or the share lies within it.
 std::optional<report::DispatchBeyondSupport> dispatch_beyond_support(const plan::Scenario& scenario,
@@ -140,7 +140,7 @@ std::optional<report::UnfittedNetwork> unfitted_network(const WorkerStep& step, 
 // Where the scenario's GPU is not one the calibration fitted (its calibration entry, Calibration::device_key, has no
 // fitted networks): the entry it takes and the cross-device transfer error, from the calibration's own
 // left-out-family folds ("family!=...") or else the shipped modern calibration's. nullopt for a fitted device and
-// for a CPU (the CPU executor's runs calibrate it: calibrate/README.md).
+// for a CPU (the CPU executor's runs calibrate it: docs/results/this-machine.md).
 std::optional<report::UnfittedDevice> unfitted_device(const WorkerStep& step, const Calibration& calibration);
 // Where a sweep's largest point (`nodes`, `gpus`) goes beyond the scale of the calibration's runs of `stack`
 // (Calibration::fitted_scale; a stack without runs there: any point); nullopt where it does not, or where the
@@ -177,7 +177,7 @@ struct ModelAlternative {
 // The scenario's alternatives under `calibration`: "without_dispatch" where its step leans on the stack's dispatch
 // beyond the calibration's support (dispatch_beyond_support); "without_workspace_cap" where the stack's cap on
 // cuDNN's workspace keeps some 3x3 convolutions from Winograd (workspace_cap): the cap's effect rests on the model's
-// reading of cuDNN's non-fused Winograd (calibrate/README.md, Limits), which a single reference run touches.
+// reading of cuDNN's non-fused Winograd (docs/results/k80-calibration.md, Limits), which a single reference run touches.
 std::vector<ModelAlternative> model_alternatives(const plan::Scenario& scenario, const Calibration& calibration);
 // The same from a worker's step already lowered (worker_step(scenario, calibration)).
 std::vector<ModelAlternative> model_alternatives(const WorkerStep& step, const Calibration& calibration);

@@ -1,4 +1,4 @@
-// The figures docs/results/*.md, docs/reference/stacks.md and calibrate/README.md quote for the shipped K80
+// The figures docs/results/*.md, docs/reference/stacks.md and docs/results/k80-calibration.md quote for the shipped K80
 // calibration, recomputed from the binary, so a change that moves one past its stated precision fails here: the
 // in-sample error on the published runs, per framework and model, and its interval coverage, the held-out predictions'
 // error and coverage (from the shipped files), the two instance types each left out of a fit, BSC's 16-node speedup
@@ -119,7 +119,7 @@ TEST_CASE("docs/reference/stacks.md: the share of a ResNet-50 step that TensorFl
   fs::remove_all(dir);
 }
 
-// docs/reference/stacks.md and calibrate/README: beyond the dispatch's support (21.0%) the interval covers the
+// docs/reference/stacks.md and docs/results/k80-calibration.md: beyond the dispatch's support (21.0%) the interval covers the
 // prediction without it.
 TEST_CASE("docs/reference/stacks.md: TensorFlow's ResNet-50 (v1) at batch 4 8 and 16 with and without the dispatch",
           "[cli]") {
@@ -154,7 +154,7 @@ TEST_CASE("docs/reference/stacks.md: TensorFlow's ResNet-50 (v1) at batch 4 8 an
   fs::remove_all(dir);
 }
 
-TEST_CASE("calibrate/README: the shipped K80 calibration's in-sample error and interval coverage", "[cli]") {
+TEST_CASE("docs/results/k80-calibration.md: the shipped K80 calibration's in-sample error and interval coverage", "[cli]") {
   const fs::path reference = fs::path(kSource) / ".." / "shared" / "reference";
   if (!fs::exists(reference / "k80-train.json")) {
     WARN("skipped: " << reference.string() << " is not there");
@@ -169,7 +169,7 @@ TEST_CASE("calibrate/README: the shipped K80 calibration's in-sample error and i
   CHECK(j.at("runs").size() == 134);
   CHECK(j.at("mape").get<double>() == Approx(4.98).margin(0.01));
   CHECK(j.at("interval").at("inside") == 132);
-  // Per framework and model, as calibrate/README.md lists them (validate --by framework,model).
+  // Per framework and model, as docs/results/k80-calibration.md lists them (validate --by framework,model).
   const std::vector<std::tuple<std::string, std::string, int, double>> groups = {
       {"mxnet", "alexnet", 6, 7.64},          {"mxnet", "inception_v3", 6, 3.29},
       {"mxnet", "resnet50", 6, 1.83},         {"tensorflow", "alexnet", 15, 8.82},
@@ -193,7 +193,7 @@ TEST_CASE("calibrate/README: the shipped K80 calibration's in-sample error and i
 }
 
 // The held-out figures come from the shipped files (scripts/fit-calibrations writes both), not from a run.
-TEST_CASE("calibrate/README: the held-out predictions' MAPE and how many lie inside the shipped interval", "[cli]") {
+TEST_CASE("docs/results/k80-calibration.md: the held-out predictions' MAPE and how many lie inside the shipped interval", "[cli]") {
   std::ifstream cal_in(kSource + "/calibrations/k80.json");
   std::ifstream cv_in(kSource + "/calibrations/cross-validation/k80.json");
   REQUIRE(cal_in);
@@ -229,7 +229,7 @@ TEST_CASE("calibrate/README: the held-out predictions' MAPE and how many lie ins
 }
 
 // An instance type the fit never saw: each fold fits on the other type's runs and MXNet's and predicts this one's.
-TEST_CASE("calibrate/README and docs/results/k80.md: an instance type left out of the fit", "[cli]") {
+TEST_CASE("docs/results/k80-calibration.md and docs/results/k80.md: an instance type left out of the fit", "[cli]") {
   const fs::path reference = fs::path(kSource) / ".." / "shared" / "reference";
   if (!fs::exists(reference / "k80-train.json")) {
     WARN("skipped: " << reference.string() << " is not there");

@@ -339,7 +339,7 @@ TEST_CASE("shape-aware efficiency: 3x3 stride-1 convolutions with their tiles an
   CHECK(d.for_op(op) == Approx(0.8 * 49.0 / 64.0));
   op.out_w = 8;
   CHECK(d.for_op(op) == Approx(0.8 * 56.0 / 64.0));
-  op.kernel_hw = 25;  // 5x5: no Winograd (F(2x2, 5x5) measured and not adopted: calibrate/README.md)
+  op.kernel_hw = 25;  // 5x5: no Winograd (F(2x2, 5x5) measured and not adopted: docs/results/k80-calibration.md)
   CHECK(d.for_op(op) == Approx(0.4));
   op.kernel_hw = 9;
   op.stride = 2;  // no Winograd: no tiles
@@ -750,7 +750,7 @@ TEST_CASE("where the stack's workspace cap keeps 3x3 convolutions from Winograd 
   const report::Report r = sim::predict(s, options);
   const report::PointResult& p = r.predictions.at(0);
   CHECK(p.alternatives.at("without_workspace_cap") > 1.2 * p.images_per_sec);
-  CHECK(std::round(10.0 * p.images_per_sec) == 256.0);  // calibrate/README.md: 25.6 within 21.7-40.4
+  CHECK(std::round(10.0 * p.images_per_sec) == 256.0);  // docs/results/k80-calibration.md: 25.6 within 21.7-40.4
   const auto [lo, hi] = report::interval_ratios(r.interval_log_sd, p);
   CHECK(std::round(10.0 * p.images_per_sec * lo) == 217.0);
   CHECK(std::round(10.0 * p.images_per_sec * hi) == 404.0);
