@@ -159,7 +159,7 @@ std::string unfitted_network_note(const UnfittedNetwork& u) {
   if (u.interval_log_sd > 0.0)
     note += fmt::format(", and its interval is drawn from theirs (x{:.3f}^-+1)", interval_factor(u.interval_log_sd));
   return note + "; a factor of its own from its one-GPU runs narrows that (calibrate --model-factors-only, "
-                "calibrate/README.md)";
+                "docs/results/k80-calibration.md)";
 }
 
 std::string unfitted_device_note(const UnfittedDevice& u) {

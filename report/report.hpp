@@ -91,7 +91,7 @@ struct AssumedRate {
 // MB/s per direction): on several nodes the interval covers the predictions at 125.00 MB/s and at 1.25 GB/s too".
 std::string assumed_rate_note(const AssumedRate& rate);
 
-// A step that leans on its stack's dispatch (fitted, calibrate/README.md) further than any run its calibration was
+// A step that leans on its stack's dispatch (fitted, docs/results/k80-calibration.md) further than any run its calibration was
 // fitted on: the share of the worker's compute the dispatch adds here and at most there.
 struct DispatchBeyondSupport {
   std::string stack;
