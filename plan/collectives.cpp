@@ -105,6 +105,8 @@ const std::map<Algorithm, RoundsForm>& symbolic_forms(Collective kind) {
        [](int p, int64_t n, int64_t eb, const CollectiveOptions&) {
          return interval_pairing_rounds(Collective::kAllReduce, p, n, eb);
        }},
+      {Algorithm::kDoubleBinaryTree, [](int p, int64_t n, int64_t eb,
+                                        const CollectiveOptions& o) { return double_binary_tree_rounds(p, n, eb, o.chunks); }},
   };
   static const std::map<Algorithm, RoundsForm> reduce_scatter = {
       {Algorithm::kRing, [](int p, int64_t n, int64_t eb,

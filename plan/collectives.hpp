@@ -67,6 +67,8 @@ Schedule halving_doubling_allgather(int p, int64_t n, int64_t element_bytes);
 Schedule halving_doubling_allreduce(int p, int64_t n, int64_t element_bytes);
 
 Schedule double_binary_tree_allreduce(int p, int64_t n, int64_t element_bytes, int chunks);
+// Symbolic rounds of the double binary tree (see gen_double_binary_tree.cpp).
+CollectiveRounds double_binary_tree_rounds(int p, int64_t n, int64_t element_bytes, int chunks);
 // Parent of `rank` in the first tree (-1 for the root) and in the second one; exposed for tests.
 int btree_parent(int p, int rank);
 int dtree_parent(int p, int rank);

@@ -16,8 +16,19 @@
 // Bytes sent per rank: Σ_t (n/2)·(children_t(r) + [r is not root_t]); at most 3n/2 + n/2 = 2n, about 2n for
 // inner-in-one-tree ranks.
 // Preconditions: p ≥ 1, n ≥ 0, C ≥ 1 (C = 0 picks ⌈half bytes / 256 KiB⌉ capped to 1..16).
+//
+// Symbolic rounds (double_binary_tree_rounds; equal to rounds_of the schedule, flow order included, tested): with
+// h(r) the height of r in tree t (a leaf 0) and c the index among the non-empty chunks, the levels of the steps above
+// are, by induction over the deps,
+//   up,   r → parent, chunk c:  U(r, c) = h(r) + c + 1
+//   down, parent q → r, chunk c: D(r, c) = 1 + max(U(r, c), F(q, c), D(r, c − 1)),  D(r, −1) = 0,
+//                                F(q, c) = D(q, c) for an inner q, h(q) + c for the root (its children's largest U)
+// so the rounds come from O(p·C) numbers instead of the schedule's steps and their dependency graph.
 #include <algorithm>
+#include <tuple>
 #include <vector>
+
+#include "plan/rounds.hpp"
 
 #include "plan/collectives.hpp"
 #include "plan/compose.hpp"
@@ -92,7 +103,75 @@ int automatic_chunks(int64_t half_bytes) {
   return static_cast<int>(std::clamp<int64_t>((half_bytes + chunk_bytes - 1) / chunk_bytes, 1, 16));
 }
 
+// A transfer of tree `t` at its level, with what orders it in rounds_of's listing: its source, the tree, the phase
+// (up before down: add_tree adds every reduce step first), the chunk and the child's place among its siblings.
+struct TreeFlow {
+  int level;
+  int src, tree, phase, chunk, kid;
+  LevelFlow flow;
+};
+
+// The transfers of tree `t` over elements [begin, end) in `chunks` pieces, with their levels (see the header).
+void tree_flows(int p, int t, int64_t begin, int64_t end, int chunks, int64_t element_bytes, std::vector<TreeFlow>& out) {
+  std::vector<int64_t> lengths;  // of the non-empty chunks
+  const int64_t len = end - begin;
+  for (int c = 0; c < chunks; ++c) {
+    const int64_t n = part_offset(len, chunks, c + 1) - part_offset(len, chunks, c);
+    if (n > 0) lengths.push_back(n);
+  }
+  if (lengths.empty() || p < 2) return;
+  std::vector<int> parent(static_cast<size_t>(p)), height(static_cast<size_t>(p), 0), depth(static_cast<size_t>(p), 0);
+  std::vector<std::vector<int>> children(static_cast<size_t>(p));
+  int root = -1;
+  for (int r = 0; r < p; ++r) {
+    parent[static_cast<size_t>(r)] = t == 0 ? btree_parent(p, r) : dtree_parent(p, r);
+    if (parent[static_cast<size_t>(r)] >= 0) children[static_cast<size_t>(parent[static_cast<size_t>(r)])].push_back(r);
+    else root = r;
+  }
+  std::vector<int> order = {root};  // parents before children
+  for (size_t i = 0; i < order.size(); ++i)
+    for (int kid : children[static_cast<size_t>(order[i])]) {
+      depth[static_cast<size_t>(kid)] = depth[static_cast<size_t>(order[i])] + 1;
+      order.push_back(kid);
+    }
+  for (auto it = order.rbegin(); it != order.rend(); ++it)
+    if (const int up = parent[static_cast<size_t>(*it)]; up >= 0)
+      height[static_cast<size_t>(up)] = std::max(height[static_cast<size_t>(up)], height[static_cast<size_t>(*it)] + 1);
+  const int count = static_cast<int>(lengths.size());
+  std::vector<int> down(static_cast<size_t>(p) * static_cast<size_t>(count), 0);  // D(r, c)
+  const auto d_of = [&](int r, int c) -> int& { return down[static_cast<size_t>(r) * static_cast<size_t>(count) + static_cast<size_t>(c)]; };
+  for (int r : order) {
+    const int q = parent[static_cast<size_t>(r)];
+    if (q < 0) continue;
+    const auto& siblings = children[static_cast<size_t>(q)];
+    const int kid = static_cast<int>(std::find(siblings.begin(), siblings.end(), r) - siblings.begin());
+    for (int c = 0; c < count; ++c) {
+      const int64_t bytes = lengths[static_cast<size_t>(c)] * element_bytes;
+      const int u = height[static_cast<size_t>(r)] + c + 1;
+      out.push_back({u, r, t, 0, c, 0, {r, q, bytes, true}});
+      const int f = parent[static_cast<size_t>(q)] >= 0 ? d_of(q, c) : height[static_cast<size_t>(q)] + c;
+      const int d = 1 + std::max({u, f, c > 0 ? d_of(r, c - 1) : 0});
+      d_of(r, c) = d;
+      out.push_back({d, q, t, 1, c, kid, {q, r, bytes, false}});
+    }
+  }
+}
+
 }  // namespace
+
+CollectiveRounds double_binary_tree_rounds(int p, int64_t n, int64_t element_bytes, int chunks) {
+  const int64_t mid = n / 2;
+  if (chunks <= 0) chunks = automatic_chunks((n - mid) * element_bytes);
+  std::vector<TreeFlow> flows;
+  tree_flows(p, 0, 0, mid, chunks, element_bytes, flows);
+  tree_flows(p, 1, mid, n, chunks, element_bytes, flows);
+  std::sort(flows.begin(), flows.end(), [](const TreeFlow& a, const TreeFlow& b) {
+    return std::tie(a.level, a.src, a.tree, a.phase, a.chunk, a.kid) < std::tie(b.level, b.src, b.tree, b.phase, b.chunk, b.kid);
+  });
+  std::vector<std::vector<LevelFlow>> levels(flows.empty() ? 0 : static_cast<size_t>(flows.back().level));
+  for (const TreeFlow& f : flows) levels[static_cast<size_t>(f.level) - 1].push_back(f.flow);
+  return rounds_of_levels(p, std::move(levels));
+}
 
 Schedule double_binary_tree_allreduce(int p, int64_t n, int64_t element_bytes, int chunks) {
   ScheduleBuilder b("double_binary_tree", p, n, element_bytes);

@@ -213,6 +213,18 @@ CollectiveRounds rounds_of(const Schedule& s) {
   return out.finish();
 }
 
+CollectiveRounds rounds_of_levels(int ranks, std::vector<std::vector<LevelFlow>> levels) {
+  RoundsWriter out(ranks);
+  for (auto& level : levels) {
+    if (level.empty()) continue;
+    std::vector<Flow> flows;
+    flows.reserve(level.size());
+    for (const LevelFlow& f : level) flows.push_back({f.src, f.dst, f.bytes, f.reduce});
+    out.append(out.make(std::move(flows), {}));
+  }
+  return out.finish();
+}
+
 CollectiveRounds remap_rounds(CollectiveRounds r, const std::vector<int>& group, int ranks) {
   ST_ASSERT(static_cast<int>(group.size()) == r.ranks, "remap_rounds: one target per rank");
   auto at = [&group](int rank) { return group[static_cast<size_t>(rank)]; };

@@ -64,6 +64,16 @@ struct CollectiveRounds {
 // the schedule deadlocks.
 CollectiveRounds rounds_of(const Schedule& schedule);
 
+// Rounds from transfers already grouped by level (levels[0] is round 1; an empty level is no round), each level's
+// transfers in the order rounds_of lists them (by source rank, then the source's program order); transfers between
+// the same pair in one level merge into one flow, as in rounds_of. For symbolic forms that know each transfer's level.
+struct LevelFlow {
+  int src = 0, dst = 0;
+  int64_t bytes = 0;
+  bool reduce = false;
+};
+CollectiveRounds rounds_of_levels(int ranks, std::vector<std::vector<LevelFlow>> levels);
+
 // Compositions (compose.hpp's, on rounds). remap: rank i becomes group[i] of `ranks`. parallel: every part at
 // once, round k the union of the parts' rounds k (parts on the same ranks; flows between the same pair in one
 // round merged into one). sequence: the parts' rounds one after the other.

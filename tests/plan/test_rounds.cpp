@@ -167,3 +167,24 @@ TEST_CASE("symbolic interval-pairing rounds equal the rounds of its schedules", 
       }
   }
 }
+
+TEST_CASE("symbolic double-binary-tree rounds equal the rounds of its schedule, flow order included", "[rounds]") {
+  REQUIRE(has_symbolic_rounds(Collective::kAllReduce, Algorithm::kDoubleBinaryTree));
+  std::vector<int> ranks;
+  for (int p = 1; p <= 40; ++p) ranks.push_back(p);
+  for (int p : {63, 64, 65, 100, 257}) ranks.push_back(p);
+  for (int p : ranks)
+    for (const int64_t n : {int64_t{0}, int64_t{1}, int64_t{7}, int64_t{300}, int64_t{1001}, int64_t{3000000}})
+      for (const int chunks : {0, 1, 3, 16}) {
+        INFO(fmt::format("p = {} n = {} chunks = {}", p, n, chunks));
+        CollectiveOptions o;
+        o.chunks = chunks;
+        const CollectiveRounds symbolic =
+            collective_rounds(Collective::kAllReduce, Algorithm::kDoubleBinaryTree, p, n, 4, o);
+        const CollectiveRounds extracted = rounds_of(double_binary_tree_allreduce(p, n, 4, chunks));
+        check_same_rounds(symbolic, extracted);
+        CHECK(symbolic.patterns == extracted.patterns);
+        CHECK(symbolic.byte_tables == extracted.byte_tables);
+        CHECK_FALSE(symbolic.lockstep_exact);
+      }
+}
