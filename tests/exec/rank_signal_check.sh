@@ -1,0 +1,48 @@
+#!/bin/sh
+# Usage: rank_signal_check.sh SCALETWIN SCENARIO WORK_DIR TARGET SIGNAL
+# A signal to one process of a running `scaletwin run --np 2` job ends the whole job (issue 54: a fault test per
+# signal path). TARGET is a rank number (its process found by OMPI_COMM_WORLD_RANK: a worker, or the parameter
+# server, the last rank of a parameter-server job) or "mpirun"; SIGNAL is KILL, TERM, INT or HUP. The job must end within
+# 10 s of the signal with a non-zero exit code (3 when a rank dies: the launcher says which), leave no process behind
+# and write no output file.
+set -u
+bin=$1 scenario=$2 dir=$3 target=$4 signal=$5
+fail() { echo "FAIL: $*"; cat "$dir/run.log" 2>/dev/null; pkill -KILL -f -- "$dir/run.json" 2>/dev/null; exit 1; }
+rm -rf "$dir" && mkdir -p "$dir" || exit 1
+. "$(dirname "$0")/long_job.sh"
+start_long_job
+sleep 2
+victim=""
+for p in $(pgrep -f -- "$dir/run.json"); do
+  if [ "$target" = mpirun ]; then
+    case "$(cat "/proc/$p/comm" 2>/dev/null)" in mpirun | orterun | mpiexec) victim=$p ;; esac
+  elif tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$target"; then
+    victim=$p
+  fi
+done
+[ -n "$victim" ] || fail "no process for $target"
+kill -"$signal" "$victim" || fail "could not signal $target (pid $victim)"
+start=$(date +%s)
+i=0
+while kill -0 $launcher 2>/dev/null; do
+  i=$((i + 1))
+  [ $i -gt 60 ] && fail "the job is still there 30 s after SIG$signal to $target"
+  sleep 0.5
+done
+wait $launcher
+rc=$?
+took=$(($(date +%s) - start))
+[ $rc -ne 0 ] || fail "the job exited 0 after SIG$signal to $target"
+[ $took -le 10 ] || fail "the job took $took s to end after SIG$signal to $target (more than 10 s)"
+if [ "$target" != mpirun ] && [ "$signal" = KILL ]; then
+  [ $rc -eq 3 ] || fail "the job exited $rc after rank $target was killed, not 3"
+  grep -q "rank $target" "$dir/run.log" || fail "the message does not name rank $target"
+fi
+i=0
+while [ "$(pgrep -f -- "$dir/run.json" | wc -l)" -gt 0 ]; do
+  i=$((i + 1))
+  [ $i -gt 20 ] && fail "processes of the job are left 10 s after the launcher: $(pgrep -af -- "$dir/run.json")"
+  sleep 0.5
+done
+[ -e "$dir/run.json" ] && fail "the job wrote its output file"
+echo "ok: SIG$signal to $target (pid $victim) ended the job with exit $rc in $took s: $(grep -m1 -E "rank $target|failed" "$dir/run.log")"
