@@ -23,26 +23,12 @@ done
 [ -n "$victim" ] || fail "no process for $target"
 kill -"$signal" "$victim" || fail "could not signal $target (pid $victim)"
 start=$(date +%s)
-i=0
-while kill -0 $launcher 2>/dev/null; do
-  i=$((i + 1))
-  [ $i -gt 60 ] && fail "the job is still there 30 s after SIG$signal to $target"
-  sleep 0.5
-done
-wait $launcher
-rc=$?
-took=$(($(date +%s) - start))
+wait_job_end "SIG$signal to $target"
 [ $rc -ne 0 ] || fail "the job exited 0 after SIG$signal to $target"
 [ $took -le 10 ] || fail "the job took $took s to end after SIG$signal to $target (more than 10 s)"
 if [ "$target" != mpirun ] && [ "$signal" = KILL ]; then
   [ $rc -eq 3 ] || fail "the job exited $rc after rank $target was killed, not 3"
   grep -q "rank $target" "$dir/run.log" || fail "the message does not name rank $target"
 fi
-i=0
-while [ "$(pgrep -f -- "$dir/run.json" | wc -l)" -gt 0 ]; do
-  i=$((i + 1))
-  [ $i -gt 20 ] && fail "processes of the job are left 10 s after the launcher: $(pgrep -af -- "$dir/run.json")"
-  sleep 0.5
-done
-[ -e "$dir/run.json" ] && fail "the job wrote its output file"
+check_job_gone
 echo "ok: SIG$signal to $target (pid $victim) ended the job with exit $rc in $took s: $(grep -m1 -E "rank $target|failed" "$dir/run.log")"

@@ -14,12 +14,6 @@ kill -TERM $launcher
 wait $launcher
 rc=$?
 [ $rc -eq 143 ] || fail "the launcher exited $rc after SIGTERM, not 143"
-i=0
-while [ "$(pgrep -f -- "$dir/run.json" | wc -l)" -gt 0 ]; do  # mpirun's ranks may take a moment to be reaped
-  i=$((i + 1))
-  [ $i -gt 20 ] && fail "processes of the job are left 10 s after the launcher: $(pgrep -af -- "$dir/run.json")"
-  sleep 0.5
-done
-[ -e "$dir/run.json" ] && fail "the stopped job wrote its output file"
+check_job_gone
 grep -q "stopped by signal 15" "$dir/run.log" || fail "the launcher did not say it was stopped"
 echo "ok: SIGTERM to the launcher stopped mpirun and its ranks (exit 143), nothing left, no output"

@@ -19,24 +19,10 @@ for p in $(pgrep -f -- "$dir/run.json"); do
 done
 [ -n "$stopped" ] || fail "rank 1 was not found"
 start=$(date +%s)
-i=0
-while kill -0 $launcher 2>/dev/null; do
-  i=$((i + 1))
-  [ $i -gt 60 ] && fail "the job is still there 30 s after rank 1 was stopped"
-  sleep 0.5
-done
-wait $launcher
-rc=$?
-took=$(($(date +%s) - start))
+wait_job_end "rank 1 was stopped"
 [ $rc -eq 3 ] || fail "the job exited $rc after a rank was stopped, not 3"
 [ $took -le 15 ] || fail "the job took $took s to end after the stop (more than 15 s)"
 grep -q "no progress for" "$dir/run.log" || fail "no watchdog message"
 grep -q "rank 1 (pid $stopped) is stopped" "$dir/run.log" || fail "the message does not name rank 1 as stopped"
-i=0
-while [ "$(pgrep -f -- "$dir/run.json" | wc -l)" -gt 0 ]; do
-  i=$((i + 1))
-  [ $i -gt 20 ] && fail "processes of the job are left 10 s after the launcher: $(pgrep -af -- "$dir/run.json")"
-  sleep 0.5
-done
-[ -e "$dir/run.json" ] && fail "the job wrote its output file"
+check_job_gone
 echo "ok: the stopped rank 1 ended the job with exit 3 in $took s: $(grep "no progress for" "$dir/run.log" | head -1)"
