@@ -1,9 +1,9 @@
 #!/bin/sh
 # Usage: render_check.sh SCALETWIN SOURCE_DIR WORK_DIR
 # scaletwin's HTML pages as a browser draws them (issue 53): predict's report, the side-by-side report of two
-# scenarios, validate's report on the published MXNet K80 runs and explore's Pareto page, each loaded by headless
-# Chromium and screenshot; the page must load without a console error and render_check.py must find text, tables
-# and the charts' first series in each screenshot. Skips (exit 77) where Chromium or Debian's Python with PIL is
+# scenarios, validate's report on the published MXNet K80 runs and explore's Pareto page, each rendered by
+# scripts/render-report (headless Chromium; it fails on a console error), and render_check.py must find text,
+# tables and the charts' first series in each screenshot. Skips (exit 77) where Chromium or Debian's Python with PIL is
 # missing (scripts/setup installs both) or ../shared/reference is absent.
 set -u
 bin=$1 src=$2 dir=$3
@@ -26,14 +26,8 @@ shots=""
 for page in predict/report.html side/report.html validate/report.html explore.html; do
   [ -f "$dir/$page" ] || fail "no $page"
   shot="$dir/$(echo "$page" | tr '/' '-').png"
-  # As root Chromium needs --no-sandbox; a private profile keeps runs apart. Console messages go to the log.
-  timeout 120 "$browser" --headless=new --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$dir/profile" \
-    --enable-logging=stderr --v=0 --window-size=1280,1600 --screenshot="$shot" "file://$dir/$page" \
-    >"$dir/chromium.log" 2>&1 || fail "chromium on $page: $(tail -5 "$dir/chromium.log")"
-  [ -s "$shot" ] || fail "no screenshot of $page"
-  if grep -E "CONSOLE|Uncaught" "$dir/chromium.log" | grep -qv "dbus"; then
-    fail "$page logs a console error: $(grep -E "CONSOLE|Uncaught" "$dir/chromium.log" | head -3)"
-  fi
+  WINDOW_SIZE=1280,1600 timeout 120 bash "$src/scripts/render-report" "$dir/$page" "$shot" >"$dir/render.log" 2>&1 ||
+    fail "scripts/render-report on $page: $(cat "$dir/render.log")"
   shots="$shots $shot"
 done
 # shellcheck disable=SC2086
