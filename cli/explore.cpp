@@ -191,7 +191,7 @@ class Staircase {
 void mark_frontier(std::vector<Candidate>& all) {
   std::vector<Candidate*> simulated;
   for (Candidate& a : all)
-    if (a.pruned.empty() && a.time_s > 0.0) simulated.push_back(&a);
+    if (a.simulated() && a.time_s > 0.0) simulated.push_back(&a);
   std::sort(simulated.begin(), simulated.end(), [](const Candidate* a, const Candidate* b) {
     return a->time_s != b->time_s ? a->time_s < b->time_s : a->cost < b->cost;
   });
@@ -210,7 +210,7 @@ void mark_frontier(std::vector<Candidate>& all) {
 const Candidate* best_of(const Space& s, const std::vector<Candidate>& all) {
   const Candidate* best = nullptr;
   for (const Candidate& x : all) {
-    if (!x.pruned.empty() || x.time_s <= 0.0 || !x.within_caps) continue;
+    if (!x.simulated() || x.time_s <= 0.0 || !x.within_caps) continue;
     const double key = s.objective == "cost" ? x.cost : x.time_s;
     if (!best || key < (s.objective == "cost" ? best->cost : best->time_s)) best = &x;
   }
@@ -221,7 +221,7 @@ Json candidate_json(const Candidate& x) {
   Json j = {{"label", x.label}, {"cluster", x.cluster}, {"gpus", x.gpus}, {"scheme", x.scheme},
             {"batch_per_gpu", x.batch_per_gpu}, {"precision", x.precision}};
   if (x.least_time_s > 0.0) j["least_time_to_target_s"] = x.least_time_s;
-  if (!x.pruned.empty()) {
+  if (!x.simulated()) {
     j["pruned"] = x.pruned;
     return j;
   }
@@ -244,15 +244,14 @@ Json candidate_json(const Candidate& x) {
 Json counts_of(const std::vector<Candidate>& all, int ranks) {
   size_t simulated = 0, from_checkpoint = 0, unfit = 0, dominated = 0, cannot = 0;
   for (const Candidate& x : all) {
-    if (x.pruned.empty()) {
-      ++simulated;
-      if (x.from_checkpoint) ++from_checkpoint;
-    } else if (x.pruned.rfind("dominated", 0) == 0) {
-      ++dominated;
-    } else if (x.pruned.rfind("cannot run", 0) == 0) {
-      ++cannot;
-    } else {
-      ++unfit;
+    switch (x.pruned_as) {
+      case Candidate::Pruned::kNo:
+        ++simulated;
+        if (x.from_checkpoint) ++from_checkpoint;
+        break;
+      case Candidate::Pruned::kDominated: ++dominated; break;
+      case Candidate::Pruned::kCannotRun: ++cannot; break;
+      case Candidate::Pruned::kCannotFit: ++unfit; break;
     }
   }
   return {{"candidates", all.size()}, {"simulated", simulated}, {"from_checkpoint", from_checkpoint},
@@ -269,7 +268,7 @@ std::string table(const Space& s, const std::vector<Candidate>& all, const Candi
       counts["pruned_dominated"].get<size_t>(), counts["cannot_run"].get<size_t>(), s.objective);
   std::vector<const Candidate*> order;
   for (const Candidate& x : all)
-    if (x.pruned.empty() && x.time_s > 0.0) order.push_back(&x);
+    if (x.simulated() && x.time_s > 0.0) order.push_back(&x);
   std::sort(order.begin(), order.end(), [](const Candidate* a, const Candidate* b) { return a->time_s < b->time_s; });
   // Many candidates: the frontier alone (--json has them all).
   const bool frontier_only = order.size() > 60;
@@ -287,7 +286,7 @@ std::string table(const Space& s, const std::vector<Candidate>& all, const Candi
   }
   size_t listed = 0;
   for (const Candidate& x : all)
-    if (!x.pruned.empty() && x.pruned.rfind("dominated", 0) != 0 && listed++ < 20)
+    if (x.pruned_as != Candidate::Pruned::kNo && x.pruned_as != Candidate::Pruned::kDominated && listed++ < 20)
       out << fmt::format("  pruned {}: {}\n", x.label, x.pruned);
   if (listed > 20) out << fmt::format("  ... and {} more pruned (--json lists every one)\n", listed - 20);
   if (best)
@@ -332,6 +331,7 @@ std::vector<Pending> pending_of(const ExploreArgs& a, const Space& s, std::vecto
     Candidate& x = all[i];
     x.pruned = evaluator.cannot_fit(x);
     if (!x.pruned.empty()) {
+      x.pruned_as = Candidate::Pruned::kCannotFit;
       progress.tick();
       continue;
     }
@@ -356,10 +356,10 @@ std::vector<Pending> pending_of(const ExploreArgs& a, const Space& s, std::vecto
 void write_outputs(const ExploreArgs& a, const Space& s, std::vector<Candidate>& all,
                    std::optional<StagedDirectory>& frontier_out, int ranks) {
   // Every candidate that reached the simulator was refused by it: the space itself is wrong, said as an input error.
-  const bool any_simulated = std::any_of(all.begin(), all.end(), [](const Candidate& x) { return x.pruned.empty(); });
+  const bool any_simulated = std::any_of(all.begin(), all.end(), [](const Candidate& x) { return x.simulated(); });
   if (!any_simulated)
     for (const Candidate& x : all)
-      if (x.pruned.rfind("cannot run: ", 0) == 0)
+      if (x.pruned_as == Candidate::Pruned::kCannotRun)
         throw InputError(fmt::format("{}: no candidate can run; the first, {}: {}", s.file, x.label,
                                      x.pruned.substr(std::string("cannot run: ").size())));
   mark_frontier(all);
@@ -414,7 +414,7 @@ int explore_on(const ExploreArgs& a, MPI_Comm comm) {
   Staircase staircase;
   const auto record = [&](size_t i, const Json& result) {
     apply_result(s, result, all[i]);
-    if (all[i].pruned.empty() && all[i].time_s > 0.0) staircase.add(all[i]);
+    if (all[i].simulated() && all[i].time_s > 0.0) staircase.add(all[i]);
     progress.tick();
   };
   // The candidates read from the checkpoint count as evaluated.
@@ -430,6 +430,7 @@ int explore_on(const ExploreArgs& a, MPI_Comm comm) {
       Candidate& x = all[p.i];
       if (p.least_time_s) {
         if (const Candidate* by = staircase.dominator(*p.least_time_s, p.least_cost)) {
+          x.pruned_as = Candidate::Pruned::kDominated;
           x.pruned = fmt::format("dominated: at best {} and ${:.2f}, {} is at least as fast and as cheap",
                                  format_duration(*p.least_time_s), p.least_cost, by->label);
           progress.tick();

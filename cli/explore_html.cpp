@@ -29,7 +29,7 @@ std::string explore_html(const Space& s, const std::vector<Candidate>& all, cons
   double y_lo = std::numeric_limits<double>::infinity(), y_hi = 0.0;
   const auto x_of = [&](const Candidate& c) { return priced ? c.cost : static_cast<double>(c.gpus); };
   for (const Candidate& c : all) {
-    if (!c.pruned.empty() || c.time_s <= 0.0 || x_of(c) <= 0.0) continue;
+    if (!c.simulated() || c.time_s <= 0.0 || x_of(c) <= 0.0) continue;
     simulated.push_back(&c);
     if (c.frontier) frontier.push_back(&c);
     x_lo = std::min(x_lo, x_of(c)), x_hi = std::max(x_hi, x_of(c));

@@ -223,6 +223,7 @@ Json Evaluator::evaluate(const Candidate& x) {
 void apply_result(const Space& s, const Json& result, Candidate& x) {
   ST_ASSERT(result.value("label", "") == x.label, "a result for another candidate");
   if (result.contains("cannot_run")) {
+    x.pruned_as = Candidate::Pruned::kCannotRun;
     x.pruned = "cannot run: " + result["cannot_run"].get<std::string>();
     return;
   }

@@ -51,7 +51,10 @@ struct Candidate {
   int gpus = 0;
   int64_t batch_per_gpu = 0;
   double price_per_gpu_hour = 0.0;
-  std::string pruned;  // why it was not simulated ("" when it was)
+  enum class Pruned { kNo, kCannotFit, kDominated, kCannotRun };
+  Pruned pruned_as = Pruned::kNo;  // why it has no simulated figures
+  std::string pruned;              // the reason in words ("" when simulated)
+  bool simulated() const { return pruned_as == Pruned::kNo; }
   double images_per_sec = 0.0, time_s = 0.0, time_low_s = 0.0, time_high_s = 0.0, epochs = 0.0;
   double cost = 0.0, cost_low = 0.0, cost_high = 0.0;  // dollars (0: not priced)
   double least_time_s = 0.0;  // its best case (Evaluator::least_time_s; 0: none, or not computed under --exhaustive)
