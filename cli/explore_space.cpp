@@ -142,55 +142,58 @@ const sim::ChosenCalibration& Evaluator::calibration_for(const std::string& devi
   return it->second;
 }
 
-std::string Evaluator::cannot_fit(const Candidate& x) {
-  if (space_.max_gpus > 0 && x.gpus > space_.max_gpus) return fmt::format("more GPUs than max_gpus ({})", space_.max_gpus);
+Evaluator::Setup& Evaluator::setup_of(const Candidate& x) {
   const auto key = std::make_tuple(x.cluster_index, x.scheme_index, x.batch_per_gpu, x.precision);
-  auto it = fits_.find(key);
-  if (it == fits_.end()) {
-    // The bound depends on the model, the batch, the precision and the scheme's replicated layers, not the GPUs.
+  auto it = setups_.find(key);
+  if (it == setups_.end()) {
     Candidate one = x;
     one.gpus = 1;
-    const plan::Scenario scenario = scenario_of(space_, one);
-    const topology::ClusterSpec spec = plan::load_scenario_cluster_spec(scenario);
-    std::string why;
-    try {
-      sim::check_memory_fit(scenario, plan::load_scenario_model(scenario), spec.node);
-    } catch (const InputError& e) {
-      why = std::string("does not fit: ") + e.what();
-    }
-    it = fits_.emplace(key, why).first;
+    Setup setup;
+    setup.scenario = scenario_of(space_, one);
+    setup.scenario.training.eval_images = 0;  // the bound's scenario; the memory bound does not read these
+    setup.scenario.training.epoch_overhead_s = 0.0;
+    it = setups_.emplace(key, std::move(setup)).first;
   }
   return it->second;
 }
 
-std::optional<double> Evaluator::least_time_s(const Candidate& x) {
-  const auto key = std::make_tuple(x.cluster_index, x.scheme_index, x.batch_per_gpu, x.precision);
-  auto it = ideal_.find(key);
-  if (it == ideal_.end()) {
-    // Once per cluster, scheme, batch and precision: the scenario without evaluations or per-epoch overheads, and
-    // the one-GPU rate of its stack (all-reduce schemes only).
-    Ideal ideal;
-    Candidate one = x;
-    one.gpus = 1;
-    ideal.scenario = scenario_of(space_, one);
-    ideal.scenario.training.eval_images = 0;
-    ideal.scenario.training.epoch_overhead_s = 0.0;
-    if (ideal.scenario.scheme.kind == plan::SchemeKind::kAllReduce) {
-      const Json r = evaluate(one);
-      if (r.contains("images_per_sec")) ideal.one_gpu_images_per_sec = r["images_per_sec"].get<double>();
+std::string Evaluator::cannot_fit(const Candidate& x) {
+  if (space_.max_gpus > 0 && x.gpus > space_.max_gpus) return fmt::format("more GPUs than max_gpus ({})", space_.max_gpus);
+  Setup& setup = setup_of(x);
+  if (!setup.unfit) {
+    // The bound depends on the model, the batch, the precision and the scheme's replicated layers, not the GPUs.
+    const topology::ClusterSpec spec = plan::load_scenario_cluster_spec(setup.scenario);
+    setup.unfit = "";
+    try {
+      sim::check_memory_fit(setup.scenario, plan::load_scenario_model(setup.scenario), spec.node);
+    } catch (const InputError& e) {
+      setup.unfit = std::string("does not fit: ") + e.what();
     }
-    it = ideal_.emplace(key, std::move(ideal)).first;
   }
-  const Ideal& ideal = it->second;
-  if (ideal.one_gpu_images_per_sec <= 0.0) return std::nullopt;
+  return *setup.unfit;
+}
+
+std::optional<double> Evaluator::least_time_s(const Candidate& x) {
+  Setup& setup = setup_of(x);
+  if (!setup.one_gpu_images_per_sec) {
+    // Once per cluster, scheme, batch and precision: the one-GPU rate of its stack (all-reduce schemes only).
+    setup.one_gpu_images_per_sec = 0.0;
+    if (setup.scenario.scheme.kind == plan::SchemeKind::kAllReduce) {
+      Candidate one = x;
+      one.gpus = 1;
+      const Json r = evaluate(one);
+      if (r.contains("images_per_sec")) setup.one_gpu_images_per_sec = r["images_per_sec"].get<double>();
+    }
+  }
+  if (*setup.one_gpu_images_per_sec <= 0.0) return std::nullopt;
   // The time to target at G times the one-GPU rate (add_time_to_target reads the GPUs from the point).
   report::Report r;
   report::PointResult p;
   p.gpus = x.gpus;
   p.sync = "sync";
-  p.images_per_sec = ideal.one_gpu_images_per_sec * x.gpus;
+  p.images_per_sec = *setup.one_gpu_images_per_sec * x.gpus;
   r.predictions.push_back(p);
-  sim::add_time_to_target(ideal.scenario, r);
+  sim::add_time_to_target(setup.scenario, r);
   const double t = r.predictions.front().time_to_target_s;
   return t > 0.0 ? std::optional<double>(t) : std::nullopt;
 }

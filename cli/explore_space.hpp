@@ -87,14 +87,17 @@ class Evaluator {
  private:
   const sim::ChosenCalibration& calibration_for(const std::string& device_name, const std::string& family);
 
+  // What candidates of one cluster, scheme, batch and precision share (their GPU counts differ), read once.
+  struct Setup {
+    plan::Scenario scenario;                       // at one GPU, without evaluations or per-epoch overheads
+    std::optional<std::string> unfit;              // cannot_fit's answer, once asked
+    std::optional<double> one_gpu_images_per_sec;  // once asked; 0: no bound (not all-reduce, or it cannot run)
+  };
+  Setup& setup_of(const Candidate& x);
+
   const Space& space_;
   std::map<std::string, sim::ChosenCalibration> calibrations_;
-  std::map<std::tuple<size_t, size_t, int64_t, std::string>, std::string> fits_;  // cluster, scheme, batch, precision
-  struct Ideal {
-    plan::Scenario scenario;              // at one GPU, without evaluations or per-epoch overheads
-    double one_gpu_images_per_sec = 0.0;  // 0: no bound (not an all-reduce scheme, or it cannot run)
-  };
-  std::map<std::tuple<size_t, size_t, int64_t, std::string>, Ideal> ideal_;
+  std::map<std::tuple<size_t, size_t, int64_t, std::string>, Setup> setups_;  // cluster, scheme, batch, precision
 };
 
 // Fills a candidate's figures from evaluate()'s JSON (cost from the price); the label must match.
