@@ -82,11 +82,7 @@ std::vector<std::vector<int>> step_levels(const Schedule& s, const ScheduleIndex
   return level;
 }
 
-struct Flow {
-  int src, dst;
-  int64_t bytes;
-  bool reduce;
-};
+using Flow = LevelFlow;  // (src, dst, bytes, reduce)
 
 // Builds a CollectiveRounds: interns patterns and tables, so that rounds of the same flows share them.
 class RoundsWriter {
@@ -215,13 +211,8 @@ CollectiveRounds rounds_of(const Schedule& s) {
 
 CollectiveRounds rounds_of_levels(int ranks, std::vector<std::vector<LevelFlow>> levels) {
   RoundsWriter out(ranks);
-  for (auto& level : levels) {
-    if (level.empty()) continue;
-    std::vector<Flow> flows;
-    flows.reserve(level.size());
-    for (const LevelFlow& f : level) flows.push_back({f.src, f.dst, f.bytes, f.reduce});
-    out.append(out.make(std::move(flows), {}));
-  }
+  for (auto& level : levels)
+    if (!level.empty()) out.append(out.make(std::move(level), {}));
   return out.finish();
 }
 

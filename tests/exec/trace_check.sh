@@ -14,14 +14,14 @@ rm -rf "$dir" && mkdir -p "$dir" || exit 1
   >"$dir/predict.log" 2>&1 || { cat "$dir/predict.log"; echo "FAIL: scaletwin predict exited with $?"; exit 1; }
 fail() { echo "FAIL: $*"; exit 1; }
 jq -e '.traceEvents | type == "array"' "$dir/run-trace.json" >/dev/null || fail "run's trace is not JSON with traceEvents"
-pairs() { jq -r '.traceEvents[] | select(.ph == "X") | "\(.name)\t\(.cat)"' "$1" | sort -u; }
-pairs "$dir/run-trace.json" >"$dir/run-pairs.txt"
-pairs "$dir/predict-trace.json" >"$dir/predict-pairs.txt"
+# sets NAME FILTER: the sorted set of what the jq FILTER lists, from each trace into $dir/run-NAME.txt, predict-NAME.txt.
+sets() { for side in run predict; do jq -r "$2" "$dir/$side-trace.json" | sort -u >"$dir/$side-$1.txt"; done; }
+# within A B NAME WHAT: fails with WHAT when $dir/A-NAME.txt has a line that $dir/B-NAME.txt lacks.
+within() { extra=$(comm -23 "$dir/$1-$3.txt" "$dir/$2-$3.txt"); [ -z "$extra" ] || fail "$4: $extra"; }
+sets pairs '.traceEvents[] | select(.ph == "X") | "\(.name)\t\(.cat)"'
 [ -s "$dir/run-pairs.txt" ] || fail "run's trace has no X events"
-extra=$(comm -23 "$dir/run-pairs.txt" "$dir/predict-pairs.txt")
-[ -z "$extra" ] || fail "(name, category) in run's trace but not in predict's: $extra"
-missing=$(comm -13 "$dir/run-pairs.txt" "$dir/predict-pairs.txt")
-[ -z "$missing" ] || fail "(name, category) in predict's trace but not in run's: $missing"
+within run predict pairs "(name, category) in run's trace but not in predict's"
+within predict run pairs "(name, category) in predict's trace but not in run's"
 jq -e '[.traceEvents[] | select(.ph == "X") | .dur >= 0 and .ts >= 0] | all' "$dir/run-trace.json" >/dev/null ||
   fail "an event has a negative dur or ts"
 ranks=$(jq '[.traceEvents[] | select(.ph == "M" and .name == "process_name")] | length' "$dir/run-trace.json")
@@ -37,12 +37,9 @@ while [ "$pid" -lt "$ranks" ]; do
   pid=$((pid + 1))
 done
 # A backward_weight span names the layer whose gradient is ready at its end, by the name predict's events give it.
-layers() { jq -r '.traceEvents[] | select(.ph == "X" and .name == "backward_weight") | .args.layer // empty' "$1" | sort -u; }
-layers "$dir/run-trace.json" >"$dir/run-layers.txt"
-layers "$dir/predict-trace.json" >"$dir/predict-layers.txt"
+sets layers '.traceEvents[] | select(.ph == "X" and .name == "backward_weight") | .args.layer // empty'
 [ -s "$dir/run-layers.txt" ] || fail "run's backward_weight spans name no layer"
-extra=$(comm -23 "$dir/run-layers.txt" "$dir/predict-layers.txt")
-[ -z "$extra" ] || fail "layers in run's trace that predict's does not name: $extra"
+within run predict layers "layers in run's trace that predict's does not name"
 echo "run's (name, category) pairs: $(tr '\t\n' ' ;' <"$dir/run-pairs.txt")"
 echo "predict's: $(wc -l <"$dir/predict-pairs.txt") pairs; run's: $(wc -l <"$dir/run-pairs.txt")"
 echo "PASS"
