@@ -14,21 +14,24 @@
 //
 // A network switch's latency is split over its links (half on each), so a route through k switches pays k of
 // them. Routes are shortest paths by latency, then by hops (Dijkstra over a directed graph with both arcs of
-// every link, latencies in integer picoseconds so ties are exact); a device is never a transit vertex. route(a, b)
-// is computed from min(a, b), so both directions use the same links. Each search stops once it settles its target
-// (the path to a vertex is fixed when it is settled, so the route is the one the whole tree would give) and resets
-// only the vertices it touched: a route costs the neighbourhood it crosses, not the cluster, and a ring over
-// 65,536 GPUs asks for 65,536 of them. Routes are cached by pair.
+// every link, latencies in integer picoseconds so ties are exact); a device is never a transit vertex, nor is a
+// third node. Among equal routes the search keeps the first found: vertices settle in order of (latency, hops,
+// vertex index) and a vertex keeps the edge that first reached it at its final cost, so the choice is fixed by
+// the cluster alone. route(a, b) is computed from min(a, b), so both directions use the same links. Each search
+// stops once it settles its target (the path to a vertex is fixed when it is settled, so the route is the one the
+// whole tree would give), never enters a third node's vertices (a spine above hundreds of leaves is one hop from
+// thousands of NICs) and resets only the vertices it touched: a route costs the neighbourhood it crosses, not the
+// cluster, and a ring over 65,536 GPUs asks for 65,536 of them. Routes are cached by pair.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/dijkstra_shortest_paths.hpp>
-#include <boost/property_map/function_property_map.hpp>
 #include <climits>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <unordered_map>
 
 #include "core/error.hpp"
@@ -40,7 +43,6 @@ namespace {
 
 using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::no_property,
                                    boost::property<boost::edge_index_t, int>>;
-using EdgeDesc = boost::graph_traits<Graph>::edge_descriptor;
 
 struct Cost {
   int64_t latency_ps = 0;
@@ -53,33 +55,6 @@ struct CostLess {
   bool operator()(const Cost& a, const Cost& b) const {
     return a.latency_ps != b.latency_ps ? a.latency_ps < b.latency_ps : a.hops < b.hops;
   }
-};
-struct CostPlus {
-  Cost operator()(const Cost& a, const Cost& b) const {
-    if (a.latency_ps == kInfPs || b.latency_ps == kInfPs) return kInfCost;
-    return {a.latency_ps + b.latency_ps, a.hops + b.hops};
-  }
-};
-
-// Records, for every vertex, the index of the edge by which it was last relaxed (= its tree edge once settled) and
-// every vertex the search touches; stops the search when it settles `target`.
-struct TargetSettled {};
-class PredecessorRecorder : public boost::default_dijkstra_visitor {
- public:
-  PredecessorRecorder(std::vector<int>* pred, std::vector<int>* touched, int target)
-      : pred_(pred), touched_(touched), target_(target) {}
-  void discover_vertex(Graph::vertex_descriptor u, const Graph&) const { touched_->push_back(static_cast<int>(u)); }
-  void examine_vertex(Graph::vertex_descriptor u, const Graph&) const {
-    if (static_cast<int>(u) == target_) throw TargetSettled{};
-  }
-  void edge_relaxed(const EdgeDesc& e, const Graph& g) const {
-    (*pred_)[boost::target(e, g)] = boost::get(boost::edge_index, g, e);
-  }
-
- private:
-  std::vector<int>* pred_;
-  std::vector<int>* touched_;
-  int target_;
 };
 
 }  // namespace
@@ -107,8 +82,9 @@ struct Cluster::Impl {
   // The search's state, kept between searches (all at rest: infinite distance, white, no predecessor edge).
   mutable std::vector<Cost> dist;
   mutable std::vector<int> pred;
-  mutable std::vector<boost::default_color_type> color;
+  mutable std::vector<char> settled;
   mutable std::vector<int> touched;
+  mutable std::vector<std::tuple<int64_t, int, int>> heap;  // (latency, hops, vertex): a min-heap
   mutable std::unordered_map<int64_t, std::vector<int>> path_by_pair;  // edges from target back to source
 
   // The edges of the shortest path from target back to source (empty when there is none; other_end(e, v) is the
@@ -126,31 +102,42 @@ const std::vector<int>& Cluster::Impl::path(int source, int target, OtherEnd oth
   if (dist.size() != static_cast<size_t>(n)) {
     dist.assign(static_cast<size_t>(n), kInfCost);
     pred.assign(static_cast<size_t>(n), -1);
-    color.assign(static_cast<size_t>(n), boost::white_color);
+    settled.assign(static_cast<size_t>(n), 0);
   }
   const int source_node = node_of[static_cast<size_t>(source)], target_node = node_of[static_cast<size_t>(target)];
-  auto weight = boost::make_function_property_map<EdgeDesc, Cost>([&](const EdgeDesc& e) -> Cost {
-    const auto u = static_cast<int>(boost::source(e, graph));
-    if (u != source && is_device[static_cast<size_t>(u)]) return kInfCost;  // devices are not transit vertices
-    // Nor is a third node: a node does not forward traffic between two others, so the search neither enters nor
-    // leaves one and stays within the two nodes and the network's switches (a large cluster has millions of
-    // vertices elsewhere).
-    const auto v = static_cast<int>(boost::target(e, graph));
-    for (const int node : {node_of[static_cast<size_t>(u)], node_of[static_cast<size_t>(v)]})
-      if (node >= 0 && node != source_node && node != target_node) return kInfCost;
-    return {edge_latency_ps[static_cast<size_t>(boost::get(boost::edge_index, graph, e))], 1};
-  });
+  // A third node is neither entered nor left: a node does not forward traffic between two others, so the search
+  // stays within the two nodes and the network's switches (a large cluster has millions of vertices elsewhere).
+  const auto outside = [&](int v) {
+    const int node = node_of[static_cast<size_t>(v)];
+    return node >= 0 && node != source_node && node != target_node;
+  };
+  const auto later = std::greater<std::tuple<int64_t, int, int>>();
   touched.clear();
   touched.push_back(source);
   dist[static_cast<size_t>(source)] = Cost{};
-  try {
-    boost::dijkstra_shortest_paths_no_init(
-        graph, static_cast<Graph::vertex_descriptor>(source), boost::dummy_property_map(),
-        boost::make_iterator_property_map(dist.begin(), boost::get(boost::vertex_index, graph)), weight,
-        boost::get(boost::vertex_index, graph), CostLess(), CostPlus(), Cost{},
-        PredecessorRecorder(&pred, &touched, target),
-        boost::make_iterator_property_map(color.begin(), boost::get(boost::vertex_index, graph)));
-  } catch (const TargetSettled&) {
+  heap.clear();
+  heap.emplace_back(0, 0, source);
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), later);
+    const auto [latency_ps, hops, u] = heap.back();
+    heap.pop_back();
+    if (settled[static_cast<size_t>(u)]) continue;  // an older, longer entry of a vertex settled since
+    settled[static_cast<size_t>(u)] = 1;
+    if (u == target) break;
+    if (u != source && is_device[static_cast<size_t>(u)]) continue;  // devices are not transit vertices
+    for (const auto& arc : boost::make_iterator_range(boost::out_edges(static_cast<Graph::vertex_descriptor>(u), graph))) {
+      const auto v = static_cast<int>(boost::target(arc, graph));
+      if (settled[static_cast<size_t>(v)] || outside(v)) continue;
+      const int e = boost::get(boost::edge_index, graph, arc);
+      const Cost c{latency_ps + edge_latency_ps[static_cast<size_t>(e)], hops + 1};
+      Cost& d = dist[static_cast<size_t>(v)];
+      if (!CostLess()(c, d)) continue;
+      if (d.latency_ps == kInfPs) touched.push_back(v);
+      d = c;
+      pred[static_cast<size_t>(v)] = e;
+      heap.emplace_back(c.latency_ps, c.hops, v);
+      std::push_heap(heap.begin(), heap.end(), later);
+    }
   }
   std::vector<int> edges;
   for (int v = target; v != source;) {
@@ -165,7 +152,7 @@ const std::vector<int>& Cluster::Impl::path(int source, int target, OtherEnd oth
   for (int v : touched) {
     dist[static_cast<size_t>(v)] = kInfCost;
     pred[static_cast<size_t>(v)] = -1;
-    color[static_cast<size_t>(v)] = boost::white_color;
+    settled[static_cast<size_t>(v)] = 0;
   }
   return path_by_pair.emplace(key, std::move(edges)).first->second;
 }
