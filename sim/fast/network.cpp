@@ -136,43 +136,63 @@ using LinkRange = std::pair<const int*, const int*>;  // the links a flow crosse
 
 // Max-min fair rates by progressive filling: every flow weighs the same (with network/weight-S:0, CM02 shares a
 // link equally among its flows; a weighting by route latency was tried and disagreed with SimGrid on mixed
-// PCIe/InfiniBand pushes to a server). A flow that crosses no link (loopback) is unlimited.
-std::vector<double> max_min_rates(const std::vector<LinkRange>& routes, const std::vector<double>& capacity_Bps) {
+// PCIe/InfiniBand pushes to a server). A flow that crosses no link (loopback) is unlimited. The links the flows
+// cross get slots (in the order first crossed) and the work is over the slots alone: a cluster of thousands of
+// GPUs has tens of thousands of links and a round a handful of flows. `slot_of_link` (one entry per link, all -1)
+// is left as it was found.
+std::vector<double> max_min_rates(const std::vector<LinkRange>& routes, const std::vector<double>& capacity_Bps,
+                                  std::vector<int>& slot_of_link) {
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<double> rate(routes.size(), inf);
-  std::vector<double> load(capacity_Bps.size(), 0.0);  // unfixed flows crossing each link
-  std::vector<int> users(capacity_Bps.size(), 0);
-  std::vector<int> used_links;
-  std::vector<std::vector<int>> crossing(capacity_Bps.size());
-  for (size_t i = 0; i < routes.size(); ++i)
-    for (const int* l = routes[i].first; l != routes[i].second; ++l) {
-      if (users[static_cast<size_t>(*l)]++ == 0) used_links.push_back(*l);
-      crossing[static_cast<size_t>(*l)].push_back(static_cast<int>(i));
-      load[static_cast<size_t>(*l)] += 1.0;
+  std::vector<int> used_links;                       // per slot: its link
+  std::vector<int> flow_offset{0}, flow_slots;       // CSR: flow i crosses flow_slots[flow_offset[i]..[i+1])
+  flow_offset.reserve(routes.size() + 1);
+  for (const auto& [first, last] : routes) {
+    for (const int* l = first; l != last; ++l) {
+      int& slot = slot_of_link[static_cast<size_t>(*l)];
+      if (slot < 0) {
+        slot = static_cast<int>(used_links.size());
+        used_links.push_back(*l);
+      }
+      flow_slots.push_back(slot);
     }
-  std::vector<double> remaining(capacity_Bps.size(), 0.0);
-  for (int l : used_links) remaining[static_cast<size_t>(l)] = capacity_Bps[static_cast<size_t>(l)];
+    flow_offset.push_back(static_cast<int>(flow_slots.size()));
+  }
+  for (int l : used_links) slot_of_link[static_cast<size_t>(l)] = -1;
+  const size_t slots = used_links.size();
+  std::vector<double> load(slots, 0.0), remaining(slots);  // unfixed flows crossing each link; capacity left
+  std::vector<int> users(slots, 0), cross_offset(slots + 1, 0);
+  for (int s : flow_slots) ++cross_offset[static_cast<size_t>(s) + 1];
+  for (size_t s = 0; s < slots; ++s) cross_offset[s + 1] += cross_offset[s];
+  std::vector<int> crossing(flow_slots.size()), fill(cross_offset.begin(), cross_offset.end() - 1);
+  for (size_t i = 0; i < routes.size(); ++i)
+    for (int k = flow_offset[i]; k < flow_offset[i + 1]; ++k) {
+      const auto s = static_cast<size_t>(flow_slots[static_cast<size_t>(k)]);
+      crossing[static_cast<size_t>(fill[s]++)] = static_cast<int>(i);
+      ++users[s];
+      load[s] += 1.0;
+    }
+  for (size_t s = 0; s < slots; ++s) remaining[s] = capacity_Bps[static_cast<size_t>(used_links[s])];
   std::vector<char> fixed(routes.size(), 0);
   for (size_t i = 0; i < routes.size(); ++i) fixed[i] = routes[i].first == routes[i].second;
   for (;;) {
     double unit = inf;
-    for (int l : used_links)
-      if (users[static_cast<size_t>(l)] > 0)
-        unit = std::min(unit, std::max(0.0, remaining[static_cast<size_t>(l)]) / load[static_cast<size_t>(l)]);
+    for (size_t s = 0; s < slots; ++s)
+      if (users[s] > 0) unit = std::min(unit, std::max(0.0, remaining[s]) / load[s]);
     if (unit == inf) break;
     const double limit = unit * (1.0 + 1e-12);
-    for (int l : used_links) {
-      const auto li = static_cast<size_t>(l);
-      if (users[li] == 0 || std::max(0.0, remaining[li]) / load[li] > limit) continue;
-      for (int i : crossing[li]) {
-        const auto fi = static_cast<size_t>(i);
+    for (size_t s = 0; s < slots; ++s) {
+      if (users[s] == 0 || std::max(0.0, remaining[s]) / load[s] > limit) continue;
+      for (int c = cross_offset[s]; c < cross_offset[s + 1]; ++c) {
+        const auto fi = static_cast<size_t>(crossing[static_cast<size_t>(c)]);
         if (fixed[fi]) continue;
         fixed[fi] = 1;
         rate[fi] = unit;
-        for (const int* k = routes[fi].first; k != routes[fi].second; ++k) {
-          remaining[static_cast<size_t>(*k)] -= rate[fi];
-          load[static_cast<size_t>(*k)] -= 1.0;
-          --users[static_cast<size_t>(*k)];
+        for (int k = flow_offset[fi]; k < flow_offset[fi + 1]; ++k) {
+          const auto t = static_cast<size_t>(flow_slots[static_cast<size_t>(k)]);
+          remaining[t] -= rate[fi];
+          load[t] -= 1.0;
+          --users[t];
         }
       }
     }
@@ -191,7 +211,8 @@ std::map<int, FlowNetwork::PatternRates> FlowNetwork::solve(const std::vector<in
     for (size_t f = 0; f < p.flows.size(); ++f)
       routes.emplace_back(links + p.route_offset[f], links + p.route_offset[f + 1]);
   }
-  const std::vector<double> rate = max_min_rates(routes, capacity_Bps_);
+  if (slot_of_link_.size() != capacity_Bps_.size()) slot_of_link_.assign(capacity_Bps_.size(), -1);
+  const std::vector<double> rate = max_min_rates(routes, capacity_Bps_, slot_of_link_);
   const double inf = std::numeric_limits<double>::infinity();
   std::map<int, PatternRates> out;
   size_t i = 0;

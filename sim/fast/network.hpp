@@ -73,6 +73,7 @@ class FlowNetwork {
   const AppliedFaults& faults_;
   std::vector<double> capacity_Bps_;  // per link id
   std::vector<double> latency_factor_;  // per edge
+  mutable std::vector<int> slot_of_link_;  // solve()'s scratch: -1 per link between calls
   std::unordered_map<uint64_t, RouteInfo> routes_;
   std::vector<Pattern> patterns_;
   std::unordered_map<uint64_t, std::vector<int>> pattern_ids_;  // hash of flows → candidate ids
