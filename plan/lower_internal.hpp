@@ -115,6 +115,13 @@ struct Lowering {
   std::vector<std::vector<int>> grad_ready_item;  // [worker][layer] item after which the layer's gradient is ready
   std::vector<int> backward_end_item;             // [worker] last backward compute item
   KernelPlan kernels;
+  // kernel_op of each layer in forward, backward-weight and backward-input at the worker's own batch, whole layers:
+  // the same for every worker of a data-parallel backbone, so computed once per lowering ([layer * 3 + phase]).
+  struct KnownOp {
+    bool known = false;
+    std::optional<ComputeOp> op;
+  };
+  std::vector<KnownOp> backbone_ops;
 
   int64_t batch() const { return scenario.batch_per_gpu; }
   int workers() const { return gpus; }

@@ -97,6 +97,19 @@ int mp_collective(Lowering& l, ModelParallel& mp, int layer, bool backward) {
   return index;
 }
 
+// detail::kernel_op(l, layer, phase, batch) for a layer of the data-parallel backbone, computed once per lowering.
+const std::optional<ComputeOp>& backbone_op(Lowering& l, int layer, Phase phase) {
+  const int slot = phase == Phase::kForward ? 0 : phase == Phase::kBackwardWeight ? 1 : 2;
+  ST_ASSERT(slot < 2 || phase == Phase::kBackwardInput, "backbone_op takes forward or backward phases");
+  if (l.backbone_ops.empty()) l.backbone_ops.resize(3 * l.model.layers.size());
+  Lowering::KnownOp& k = l.backbone_ops[static_cast<size_t>(3 * layer + slot)];
+  if (!k.known) {
+    k.op = detail::kernel_op(l, layer, phase, static_cast<double>(l.batch()));
+    k.known = true;
+  }
+  return k.op;
+}
+
 void build_worker_program(Lowering& l, ModelParallel& mp, int w) {
   using models::LayerKind;
   PlanBuilder& b = l.builder;
@@ -117,7 +130,7 @@ void build_worker_program(Lowering& l, ModelParallel& mp, int w) {
     b.compute(e, data);
   }
   for (int i = 1; i < backbone_end; ++i)
-    if (auto op = detail::kernel_op(l, i, Phase::kForward, batch)) b.compute(e, *op);
+    if (const auto& op = backbone_op(l, i, Phase::kForward)) b.compute(e, *op);
 
   // Model-parallel classifier: each worker computes its slice of neurons for the global batch. An fc layer first
   // gathers its whole input from every worker; the loss gathers whole rows of logits and takes its own samples.
@@ -163,11 +176,11 @@ void build_worker_program(Lowering& l, ModelParallel& mp, int w) {
     if (pending_scatter >= 0) deps.push_back(pending_scatter);
     bool emitted = false;
     if (model.layers[static_cast<size_t>(i)].has_weights()) {
-      ready[static_cast<size_t>(i)] = b.compute(e, *detail::kernel_op(l, i, Phase::kBackwardWeight, batch), deps);
+      ready[static_cast<size_t>(i)] = b.compute(e, *backbone_op(l, i, Phase::kBackwardWeight), deps);
       emitted = true;
     }
     if (needs_input_gradient(model, i))
-      if (auto op = detail::kernel_op(l, i, Phase::kBackwardInput, batch)) {
+      if (const auto& op = backbone_op(l, i, Phase::kBackwardInput)) {
         b.compute(e, *op, deps);
         emitted = true;
       }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <unordered_map>
 #include <tuple>
 
 #include "core/error.hpp"
@@ -92,10 +93,13 @@ class RoundsWriter {
   // The round of `flows` (those between the same pair merged into one flow of their total bytes: they travel one
   // route and move in the same time as the messages sharing it) and `copies`, without appending it.
   Round make(std::vector<Flow> flows, std::vector<std::pair<int, int64_t>> copies) {
-    std::map<RankFlow, size_t> seen;
+    std::unordered_map<uint64_t, size_t> seen;  // (src, dst) → its flow in `merged`
+    seen.reserve(flows.size());
     std::vector<Flow> merged;
+    merged.reserve(flows.size());
     for (const Flow& f : flows) {
-      auto [it, fresh] = seen.emplace(RankFlow{f.src, f.dst}, merged.size());
+      const uint64_t pair = (uint64_t{static_cast<uint32_t>(f.src)} << 32) | static_cast<uint32_t>(f.dst);
+      auto [it, fresh] = seen.emplace(pair, merged.size());
       if (fresh) {
         merged.push_back(f);
       } else {
