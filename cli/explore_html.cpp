@@ -16,8 +16,7 @@ namespace scaletwin::cli {
 namespace {
 
 namespace svg = report::svg;
-
-std::string cell(const std::string& text) { return "<td>" + svg::escape(text) + "</td>"; }
+using report::td;
 
 }  // namespace
 
@@ -72,12 +71,12 @@ std::string explore_html(const Space& s, const std::vector<Candidate>& all, cons
           "interval</th><th>cost $</th><th>90% interval</th><th>epochs</th></tr>\n";
   std::sort(frontier.begin(), frontier.end(), [](const Candidate* a, const Candidate* b) { return a->time_s < b->time_s; });
   for (const Candidate* c : frontier)
-    body += "<tr>" + cell(c->label + (c == best ? " (best)" : "")) + cell(fmt::format("{:.1f}", c->images_per_sec)) +
-            cell(format_duration(c->time_s)) +
-            cell(format_duration(c->time_low_s) + " – " + format_duration(c->time_high_s)) +
-            cell(c->price_per_gpu_hour > 0.0 ? fmt::format("{:.2f}", c->cost) : "-") +
-            cell(c->price_per_gpu_hour > 0.0 ? fmt::format("{:.2f} – {:.2f}", c->cost_low, c->cost_high) : "-") +
-            cell(c->epochs > 0.0 ? fmt::format("{:.1f}", c->epochs) : "-") + "</tr>\n";
+    body += "<tr>" + td(c->label + (c == best ? " (best)" : "")) + td(fmt::format("{:.1f}", c->images_per_sec)) +
+            td(format_duration(c->time_s)) +
+            td(format_duration(c->time_low_s) + " – " + format_duration(c->time_high_s)) +
+            td(c->price_per_gpu_hour > 0.0 ? fmt::format("{:.2f}", c->cost) : "-") +
+            td(c->price_per_gpu_hour > 0.0 ? fmt::format("{:.2f} – {:.2f}", c->cost_low, c->cost_high) : "-") +
+            td(c->epochs > 0.0 ? fmt::format("{:.1f}", c->epochs) : "-") + "</tr>\n";
   body += "</table>\n<h2>Prices</h2>\n<ul>\n";
   for (const ClusterChoice& c : s.clusters)
     body += "<li>" + svg::escape(c.cluster) + ": " +

@@ -147,8 +147,6 @@ std::string breakdown_chart(const std::vector<Report>& reports) {
                                 segments, bars, frame);
 }
 
-std::string cell(const std::string& text) { return "<td>" + escape(text) + "</td>"; }
-
 // The sweep's figures; the 90% interval of images/s (report.hpp: the calibration's error, widened over both ends of
 // an assumed NIC rate) where the report has one, with a line that says where it comes from.
 std::string prediction_table(const Report& r) {
@@ -172,13 +170,13 @@ std::string prediction_table(const Report& r) {
     const auto [lo, hi] = interval_ratios(r.interval_log_sd, p);
     const std::string interval =
         has_interval(r, p) ? fmt::format("{:.1f}–{:.1f}", p.images_per_sec * lo, p.images_per_sec * hi) : "-";
-    out += "<tr>" + cell(std::to_string(p.gpus)) + cell(std::to_string(p.nodes)) + cell(format_seconds(p.iteration_s)) +
-           cell(fmt::format("{:.1f}", p.images_per_sec)) + cell(interval) + cell(fmt::format("{:.2f}", p.speedup)) +
-           cell(fmt::format("{:.1f}%", 100.0 * p.efficiency)) +
-           cell(p.speedup_over_one_node > 0.0 ? fmt::format("{:.2f}", p.speedup_over_one_node) : "-") +
-           cell(format_seconds(b.data_s)) + cell(format_seconds(b.compute_s)) +
-           cell(format_seconds(b.exposed_comm_s)) + cell(format_seconds(b.idle_s)) +
-           cell(p.sync == "sync" ? "-" : fmt::format("{:.2f}", p.staleness_mean)) + cell(p.fidelity) + "</tr>\n";
+    out += "<tr>" + td(std::to_string(p.gpus)) + td(std::to_string(p.nodes)) + td(format_seconds(p.iteration_s)) +
+           td(fmt::format("{:.1f}", p.images_per_sec)) + td(interval) + td(fmt::format("{:.2f}", p.speedup)) +
+           td(fmt::format("{:.1f}%", 100.0 * p.efficiency)) +
+           td(p.speedup_over_one_node > 0.0 ? fmt::format("{:.2f}", p.speedup_over_one_node) : "-") +
+           td(format_seconds(b.data_s)) + td(format_seconds(b.compute_s)) +
+           td(format_seconds(b.exposed_comm_s)) + td(format_seconds(b.idle_s)) +
+           td(p.sync == "sync" ? "-" : fmt::format("{:.2f}", p.staleness_mean)) + td(p.fidelity) + "</tr>\n";
   }
   return out + "</table>\n";
 }
@@ -202,11 +200,11 @@ void calibration_rows(const Json& j, const std::string& path, const std::string&
 std::string header(const std::vector<Report>& reports, const ReportContext& c) {
   const Report& first = reports.front();
   std::string out = fmt::format("<h1>{}</h1>\n<table class=\"kv\">\n", escape(first.scenario));
-  out += "<tr><th>model</th>" + cell(first.model) + "</tr>\n<tr><th>cluster</th>" + cell(first.cluster) + "</tr>\n";
+  out += "<tr><th>model</th>" + td(first.model) + "</tr>\n<tr><th>cluster</th>" + td(first.cluster) + "</tr>\n";
   for (size_t i = 0; i < reports.size(); ++i)
-    out += "<tr><th>scheme</th>" + cell(reports.size() == 1 ? reports[i].scheme : series_name(reports, i)) + "</tr>\n";
-  if (c.batch_per_gpu > 0) out += "<tr><th>batch</th>" + cell(fmt::format("{} per GPU", c.batch_per_gpu)) + "</tr>\n";
-  out += "<tr><th>calibration</th>" + cell(c.calibration_source) + "</tr>\n</table>\n";
+    out += "<tr><th>scheme</th>" + td(reports.size() == 1 ? reports[i].scheme : series_name(reports, i)) + "</tr>\n";
+  if (c.batch_per_gpu > 0) out += "<tr><th>batch</th>" + td(fmt::format("{} per GPU", c.batch_per_gpu)) + "</tr>\n";
+  out += "<tr><th>calibration</th>" + td(c.calibration_source) + "</tr>\n</table>\n";
   return out;
 }
 
@@ -247,6 +245,8 @@ std::string report_html(const Report& report, const ReportContext& context) {
 }
 
 std::string series_color(size_t i) { return kPalette[i % std::size(kPalette)]; }
+
+std::string td(const std::string& text) { return "<td>" + escape(text) + "</td>"; }
 
 std::string html_page(const std::string& title, const std::string& body) {
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";

@@ -35,6 +35,8 @@ TimeBreakdown time_breakdown(const PointResult& p);
 // Building blocks shared with other pages (calibrate's validation report): a whole page with the report's inline
 // style around `body` (title escaped here, body already HTML), and the calibration as an open <details> table.
 std::string html_page(const std::string& title, const std::string& body);
+// A table cell of plain text: <td>text, escaped</td>.
+std::string td(const std::string& text);
 // The calibration as "path = value" rows; with `applied_device_entry`, that entry's rows are marked (class "applied",
 // "(applied)") and the other device entries' rows dimmed (class "unused").
 std::string calibration_details(const std::string& source, const Json& calibration,

@@ -121,8 +121,6 @@ std::string configuration_chart(size_t index, const std::string& title, const st
   return "<figure>\n" + chart + "<figcaption><ul>" + caption + "</ul></figcaption>\n</figure>\n";
 }
 
-std::string cell(const std::string& text) { return "<td>" + escape(text) + "</td>"; }
-
 std::string runs_table(const std::vector<Point>& points) {
   std::string out =
       "<table class=\"num runs\"><tr><th>run</th><th>GPUs</th><th>nodes</th><th>model</th><th>cluster</th>"
@@ -130,12 +128,12 @@ std::string runs_table(const std::vector<Point>& points) {
       "<th>measured iteration</th><th>predicted iteration</th><th>error</th></tr>\n";
   for (const Point& p : points) {
     const RunLabels& r = *p.run;
-    out += "<tr data-run=\"" + escape(p.row->id) + "\">" + cell(p.row->id) + cell(std::to_string(r.gpus)) +
-           cell(std::to_string(r.nodes)) + cell(r.model) + cell(r.cluster) + cell(std::to_string(r.batch_per_gpu)) +
-           cell(r.data) + cell(r.scheme) + cell(fmt::format("{:.1f}", p.row->measured_images_per_sec)) +
-           cell(fmt::format("{:.1f}", p.row->predicted_images_per_sec)) +
-           cell(format_seconds(iteration_s(r, p.row->measured_images_per_sec))) +
-           cell(format_seconds(iteration_s(r, p.row->predicted_images_per_sec))) + cell(error_label(p.row->error)) +
+    out += "<tr data-run=\"" + escape(p.row->id) + "\">" + td(p.row->id) + td(std::to_string(r.gpus)) +
+           td(std::to_string(r.nodes)) + td(r.model) + td(r.cluster) + td(std::to_string(r.batch_per_gpu)) +
+           td(r.data) + td(r.scheme) + td(fmt::format("{:.1f}", p.row->measured_images_per_sec)) +
+           td(fmt::format("{:.1f}", p.row->predicted_images_per_sec)) +
+           td(format_seconds(iteration_s(r, p.row->measured_images_per_sec))) +
+           td(format_seconds(iteration_s(r, p.row->predicted_images_per_sec))) + td(error_label(p.row->error)) +
            "</tr>\n";
   }
   return out + "</table>\n";
@@ -149,10 +147,10 @@ std::string groups_table(const Validation& v) {
   out += "<th>runs</th><th>MAPE</th><th>largest |error|</th><th>inside the 90% interval</th></tr>\n";
   for (const ValidationGroup& g : v.groups) {
     out += "<tr>";
-    for (const std::string& value : g.values) out += cell(value.empty() ? "-" : value);
-    out += cell(std::to_string(g.runs)) + cell(fmt::format("{:.2f}%", g.mape)) +
-           cell(fmt::format("{:.1f}%", 100.0 * g.max_abs_error)) +
-           cell(g.with_interval > 0 ? fmt::format("{} of {}", g.inside_interval, g.with_interval) : "-") + "</tr>\n";
+    for (const std::string& value : g.values) out += td(value.empty() ? "-" : value);
+    out += td(std::to_string(g.runs)) + td(fmt::format("{:.2f}%", g.mape)) +
+           td(fmt::format("{:.1f}%", 100.0 * g.max_abs_error)) +
+           td(g.with_interval > 0 ? fmt::format("{} of {}", g.inside_interval, g.with_interval) : "-") + "</tr>\n";
   }
   return out + "</table>\n";
 }
@@ -160,10 +158,10 @@ std::string groups_table(const Validation& v) {
 std::string header(const Validation& v, const ValidationReportContext& c) {
   std::string out =
       fmt::format("<h1>Validation: {} runs, MAPE {:.2f}%</h1>\n<table class=\"kv\">\n", v.rows.size(), v.mape);
-  for (const std::string& f : c.measurement_files) out += "<tr><th>measurements</th>" + cell(f) + "</tr>\n";
-  out += "<tr><th>calibration</th>" + cell(c.calibration_source) + "</tr>\n";
+  for (const std::string& f : c.measurement_files) out += "<tr><th>measurements</th>" + td(f) + "</tr>\n";
+  out += "<tr><th>calibration</th>" + td(c.calibration_source) + "</tr>\n";
   out += "<tr><th>MAPE</th><td class=\"mape\">" + fmt::format("{:.2f}%", v.mape) + "</td></tr>\n";
-  out += "<tr><th>error</th>" + cell("(predicted - measured) / measured, images/s") + "</tr>\n</table>\n";
+  out += "<tr><th>error</th>" + td("(predicted - measured) / measured, images/s") + "</tr>\n</table>\n";
   return out;
 }
 

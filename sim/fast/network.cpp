@@ -60,9 +60,10 @@ const FlowNetwork::RouteInfo& FlowNetwork::route(int from, int to) {
 }
 
 topology::Route FlowNetwork::cluster_route(int a, int b) const {
-  // Small clusters: the route itself. Large ones: Cluster::route() keeps one shortest-path tree per source vertex
-  // (thousands of sources × tens of thousands of vertices), so the pair is translated by whole leaves (whole
-  // nodes on a star) towards node 0, routed there, and the route translated back: nodes are numbered in blocks
+  // Small clusters: the route itself. Large ones: each pair Cluster::route() has not seen costs a search, and a
+  // collective over thousands of GPUs asks for tens of thousands of pairs, so the pair is translated by whole leaves
+  // (whole nodes on a star) towards node 0, where the pairs of every leaf repeat, routed there, and the route
+  // translated back: nodes are numbered in blocks
   // of vertices_per_node, intra-node edges in blocks per node, NIC edges after them, leaf uplinks last
   // (topology/cluster.cpp). A route that does not survive the translation falls back to the exact one.
   if (faults_.any()) return faults_.route(cluster_, a, b);
