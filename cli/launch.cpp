@@ -2,6 +2,7 @@
 #include "cli/launch.hpp"
 
 #include <fmt/format.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -50,7 +52,73 @@ class ForwardSignals {
   std::array<struct sigaction, 3> old_{};
 };
 
+// The supervisor's rank (a child process) and the signal the supervisor was sent (0: none).
+volatile sig_atomic_t g_rank_pid = 0;
+volatile sig_atomic_t g_supervisor_signal = 0;
+
+extern "C" void forward_to_rank(int sig) {
+  g_supervisor_signal = sig;
+  if (g_rank_pid > 0) {
+    kill(static_cast<pid_t>(g_rank_pid), sig);
+    kill(static_cast<pid_t>(g_rank_pid), SIGCONT);  // a stopped rank acts on it only once continued
+  }
+}
+
+constexpr char kSupervisorName[] = "scaletwin-supervisor";
+constexpr char kRankChild[] = "SCALETWIN_RANK_CHILD";
+
+// The supervisor, re-executed as `scaletwin-supervisor PID RANK`: waits for the rank and returns the exit code.
+int supervise(pid_t rank_pid, const std::string& rank) {
+  g_rank_pid = rank_pid;
+  struct sigaction forward {};
+  forward.sa_handler = forward_to_rank;
+  sigemptyset(&forward.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &forward, nullptr);
+  int status = 0;
+  while (waitpid(rank_pid, &status, 0) < 0)
+    if (errno != EINTR) return kExitSystem;  // not its child: cannot happen after fork + exec
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+  // Passed on from mpirun stopping the job: it knows why; the supervisor ends as the signal would have ended it.
+  if (g_supervisor_signal != 0) return 128 + g_supervisor_signal;
+  std::cerr << fmt::format("scaletwin: rank {} (pid {}) was killed by signal {} ({}): the job fails\n", rank,
+                           static_cast<int>(rank_pid), sig, strsignal(sig));
+  return kExitSystem;
+}
+
 }  // namespace
+
+int supervise_rank(int argc, char** argv) {
+  if (argc == 3 && std::strcmp(argv[0], kSupervisorName) == 0)
+    return supervise(static_cast<pid_t>(std::atoi(argv[1])), argv[2]);
+  const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  if (rank == nullptr || std::getenv(kRankChild) != nullptr || argc < 2) return -1;
+  if (std::strcmp(argv[1], "run") != 0 && std::strcmp(argv[1], "explore") != 0) return -1;
+  const std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::string rank_name = rank;
+  const pid_t parent = getpid();
+  std::cout.flush();
+  const pid_t pid = fork();
+  if (pid < 0) return -1;  // no supervisor: the rank runs as it is (a kill is then mpirun's 128 + signal)
+  if (pid == 0) {
+    setenv(kRankChild, "1", 1);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(kExitSystem);  // the supervisor died before the line above
+    return -1;
+  }
+  // The supervisor: this program again, under its own name, with the environment minus MPI's and PMIx's.
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e)
+    if (std::strncmp(*e, "OMPI_", 5) != 0 && std::strncmp(*e, "PMIX_", 5) != 0) env.emplace_back(*e);
+  std::vector<std::string> args{kSupervisorName, std::to_string(pid), rank_name};
+  std::vector<char*> argv_out, envp;
+  for (auto& a : args) argv_out.push_back(a.data());
+  argv_out.push_back(nullptr);
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  execve(exe.c_str(), argv_out.data(), envp.data());
+  return supervise(pid, rank_name);  // exec failed: supervise as this process
+}
 
 int launch_under_mpirun(const std::string& command, int ranks, const std::vector<std::string>& rank_args) {
   std::vector<std::string> args{"mpirun"};

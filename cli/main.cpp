@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "cli/command.hpp"
+#include "cli/launch.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 
@@ -98,6 +99,7 @@ int flush_standard_output(int code) {
 
 int main(int argc, char** argv) {
   using namespace scaletwin;
+  if (const int code = cli::supervise_rank(argc, argv); code >= 0) return code;
   cli::hold_closed_standard_descriptors();
   std::set_new_handler(cli::exit_on_out_of_memory);
   CLI::App app{"scaletwin: predict, run and calibrate the scaling of CNN training on GPU clusters"};

@@ -1,12 +1,20 @@
-# Sourced by the signal and watchdog checks: starts `scaletwin run SCENARIO --np 2` for a run that does not end on
-# its own, writing DIR/run.json and DIR/run.log, and waits until its ranks run. Needs bin, scenario, dir and fail().
-# Sets launcher (the launcher's pid). wait_job_end and check_job_gone: what every check asks of the job's end.
+# Sourced by the signal and watchdog checks: starts `scaletwin run SCENARIO --np 2` (or, with launch=bare, the
+# spec's form `mpirun -np 2 scaletwin run SCENARIO`, 2 ranks of a ring) for a run that does not end on its own,
+# writing DIR/run.json and DIR/run.log, and waits until its ranks run. Needs bin, scenario, dir and fail(). Sets
+# launcher (the launcher's pid, or mpirun's). wait_job_end and check_job_gone: what every check asks of the job's end.
 start_long_job() {
-  "$bin" run "$scenario" --np 2 --iterations 1000000 --threads 1 --json "$dir/run.json" >"$dir/run.log" 2>&1 &
+  if [ "${launch:-np}" = bare ]; then
+    mpirun --allow-run-as-root --oversubscribe -np 2 "$bin" run "$scenario" --iterations 1000000 --threads 1 \
+      --json "$dir/run.json" >"$dir/run.log" 2>&1 &
+    processes=3  # mpirun and 2 ranks name the output file
+  else
+    "$bin" run "$scenario" --np 2 --iterations 1000000 --threads 1 --json "$dir/run.json" >"$dir/run.log" 2>&1 &
+    processes=4  # the launcher, mpirun and 2 ranks
+  fi
   launcher=$!
-  # The job is running once its ranks are (the launcher, mpirun and 2 ranks name the output file).
+  # The job is running once its ranks are.
   i=0
-  while [ "$(pgrep -f -- "$dir/run.json" | wc -l)" -lt 4 ]; do
+  while [ "$(pgrep -f -- "$dir/run.json" | wc -l)" -lt $processes ]; do
     i=$((i + 1))
     [ $i -gt 120 ] && fail "the job did not start within 60 s"
     kill -0 $launcher 2>/dev/null || fail "the launcher ended before its ranks ran"

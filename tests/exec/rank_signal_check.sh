@@ -1,12 +1,12 @@
 #!/bin/sh
-# Usage: rank_signal_check.sh SCALETWIN SCENARIO WORK_DIR TARGET SIGNAL
-# A signal to one process of a running `scaletwin run --np 2` job ends the whole job (issue 54: a fault test per
-# signal path). TARGET is a rank number (its process found by OMPI_COMM_WORLD_RANK: a worker, or the parameter
-# server, the last rank of a parameter-server job) or "mpirun"; SIGNAL is KILL, TERM, INT or HUP. The job must end within
-# 10 s of the signal with a non-zero exit code (3 when a rank dies: the launcher says which), leave no process behind
-# and write no output file.
+# Usage: rank_signal_check.sh SCALETWIN SCENARIO WORK_DIR TARGET SIGNAL [bare]
+# A signal to one process of a running `scaletwin run --np 2` job (with `bare`: `mpirun -np 2 scaletwin run`, the
+# spec's form) ends the whole job (issue 54: a fault test per signal path). TARGET is a rank number (its process found
+# by OMPI_COMM_WORLD_RANK: a worker, or the parameter server, the last rank of a parameter-server job) or "mpirun";
+# SIGNAL is KILL, TERM, INT or HUP. The job must end within 10 s of the signal with a non-zero exit code (3 when a rank
+# dies, under either launcher: the message names the rank), leave no process behind and write no output file.
 set -u
-bin=$1 scenario=$2 dir=$3 target=$4 signal=$5
+bin=$1 scenario=$2 dir=$3 target=$4 signal=$5 launch=${6:-np}
 fail() { echo "FAIL: $*"; cat "$dir/run.log" 2>/dev/null; pkill -KILL -f -- "$dir/run.json" 2>/dev/null; exit 1; }
 rm -rf "$dir" && mkdir -p "$dir" || exit 1
 . "$(dirname "$0")/long_job.sh"
