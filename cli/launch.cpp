@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <system_error>
 
 #include "core/error.hpp"
 
@@ -94,7 +95,9 @@ int supervise_rank(int argc, char** argv) {
   const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
   if (rank == nullptr || std::getenv(kRankChild) != nullptr || argc < 2) return -1;
   if (std::strcmp(argv[1], "run") != 0 && std::strcmp(argv[1], "explore") != 0) return -1;
-  const std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::error_code no_proc;
+  const std::string exe = std::filesystem::read_symlink("/proc/self/exe", no_proc).string();
+  if (no_proc) return -1;  // no supervisor without a way to run this program again
   const std::string rank_name = rank;
   const pid_t parent = getpid();
   std::cout.flush();
