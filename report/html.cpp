@@ -161,6 +161,8 @@ std::string prediction_table(const Report& r) {
   if (r.beyond_fitted_scale)
     out += "<p class=\"interval\">" + escape(beyond_fitted_scale_note(*r.beyond_fitted_scale)) + "</p>\n";
   if (r.assumed_rate) out += "<p class=\"interval\">" + escape(assumed_rate_note(*r.assumed_rate)) + "</p>\n";
+  if (r.network_assumption)
+    out += "<p class=\"interval\">" + escape(network_assumption_note(*r.network_assumption)) + "</p>\n";
   for (const auto& [what, note] : r.alternative_notes) out += "<p class=\"interval\">" + escape(note) + "</p>\n";
   out += "<table class=\"num\"><tr><th>GPUs</th><th>nodes</th><th>iteration</th><th>images/s</th>"
          "<th>90% interval</th><th>speedup</th><th>efficiency</th><th>vs 1 node</th><th>data</th><th>compute</th>"

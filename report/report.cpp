@@ -141,6 +141,11 @@ std::string assumed_rate_note(const AssumedRate& rate) {
                      format_bandwidth(rate.low_Bps), format_bandwidth(rate.high_Bps));
 }
 
+std::string network_assumption_note(const NetworkAssumption& a) {
+  return fmt::format("the network between nodes of {} rests on assumptions ({}, /network/assumption): {}", a.cluster,
+                     a.file, a.text);
+}
+
 bool has_interval(const Report& r, const PointResult& p) { return r.interval_log_sd > 0.0 || has_alternatives(p); }
 
 std::string dispatch_beyond_note(const DispatchBeyondSupport& beyond) {
@@ -249,6 +254,9 @@ Json report_to_json(const Report& r) {
   if (!r.precision.empty()) out["precision"] = r.precision;
   if (r.interval_log_sd > 0.0) out["interval"] = {{"level", 0.9}, {"log_sd", r.interval_log_sd}};
   if (!r.time_basis.empty()) out["time_to_target"] = {{"basis", r.time_basis}, {"log_sd", r.time_log_sd}};
+  if (r.network_assumption)
+    out["network_assumption"] = {{"cluster", r.network_assumption->cluster}, {"file", r.network_assumption->file},
+                                 {"text", r.network_assumption->text}};
   if (r.assumed_rate)
     out["assumed_nic_rate"] = {{"cluster", r.assumed_rate->cluster}, {"stated_Bps", r.assumed_rate->stated_Bps},
                                {"range_Bps", {r.assumed_rate->low_Bps, r.assumed_rate->high_Bps}}};
@@ -285,6 +293,7 @@ std::string report_table(const Report& r) {
     out << "global batch per point (the sweep's): " << batches << "\n";
   }
   if (r.assumed_rate) out << assumed_rate_note(*r.assumed_rate) << "\n";
+  if (r.network_assumption) out << network_assumption_note(*r.network_assumption) << "\n";
   for (const auto& [what, note] : r.alternative_notes) out << note << "\n";
   out << fmt::format("{:>5} {:>5} {:>12} {:>12} {:>19} {:>8} {:>7} {:>9} {:>11} {:>12} {:>10}\n", "gpus", "nodes",
                      "iteration", "images/s", "90% interval", "speedup", "effic.", "vs 1 node", "compute",

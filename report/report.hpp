@@ -91,6 +91,17 @@ struct AssumedRate {
 // MB/s per direction): on several nodes the interval covers the predictions at 125.00 MB/s and at 1.25 GB/s too".
 std::string assumed_rate_note(const AssumedRate& rate);
 
+// A sweep across nodes of a cluster whose network the cluster file describes in part by assumption (its
+// /network/assumption: a topology or figures no source gave): what the predictions between nodes rest on.
+struct NetworkAssumption {
+  std::string cluster;
+  std::string file;  // the cluster file ("clusters/dgx-h100.json (built-in)")
+  std::string text;
+};
+// "the network between nodes of dgx-h100 rests on assumptions (clusters/dgx-h100.json (built-in), /network/
+// assumption): ...".
+std::string network_assumption_note(const NetworkAssumption& assumption);
+
 // A step that leans on its stack's dispatch (fitted, docs/results/k80-calibration.md) further than any run its calibration was
 // fitted on: the share of the worker's compute the dispatch adds here and at most there.
 struct DispatchBeyondSupport {
@@ -180,6 +191,7 @@ struct Report {
   // Set where the cluster's NIC rate is an assumption with a range: points on several nodes are simulated at both
   // ends too (PointResult::range_*), and their intervals cover both.
   std::optional<AssumedRate> assumed_rate;
+  std::optional<NetworkAssumption> network_assumption;  // set where the sweep reaches several nodes
   // Set where the step leans on its dispatch beyond the calibration's support: every point is simulated without
   // the dispatch too (PointResult::alternatives "without_dispatch"), and its interval covers both.
   std::optional<DispatchBeyondSupport> dispatch_beyond;

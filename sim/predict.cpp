@@ -522,6 +522,8 @@ report::Report predict(const plan::Scenario& scenario, const PredictOptions& opt
     most_gpus = std::max(most_gpus, p.gpus);
   }
   report.beyond_fitted_scale = beyond_fitted_scale(report.stack, most_nodes, most_gpus, options.calibration);
+  if (const topology::ClusterSpec& spec = one_gpu.spec(); most_nodes > 1 && !spec.network.assumption.empty())
+    report.network_assumption = report::NetworkAssumption{spec.name, spec.file, spec.network.assumption};
   for (report::PointResult& p : report.predictions)
     p.extrapolation_log_sd = extrapolation_log_sd(report.stack, p.nodes, p.gpus, options.calibration);
   add_ranges_and_alternatives(step, options, simulate_at, report);

@@ -7,7 +7,9 @@
 
 #include "core/error.hpp"
 #include "models/model_json.hpp"
+#include "report/html.hpp"
 #include "sim/predict.hpp"
+#include "topology/cluster.hpp"
 
 using namespace scaletwin;
 
@@ -129,4 +131,36 @@ TEST_CASE("sim::simulate runs a prepared point as simulate_point runs its scenar
   CHECK(c.iteration_s == Approx(a.iteration_s).epsilon(1e-9));
   // The message level needs the schedules a default prepare materializes; a shell plan is refused.
   CHECK_THROWS_AS(sim::simulate(shell, sim::default_calibration(), opt, sim::Fidelity::kMessage), InternalError);
+}
+
+TEST_CASE("predict states the cluster's network assumption where its sweep crosses nodes, and only there", "[sim]") {
+  const Json j = {{"name", "assumption-test"},
+                  {"model", "resnet18_cifar"},
+                  {"cluster", "dgx-h100"},
+                  {"nodes", 2},
+                  {"gpus_per_node", 8},
+                  {"batch_per_gpu", 32},
+                  {"scheme", {{"name", "allreduce"}, {"algorithm", "ring"}}}};
+  const plan::Scenario s = plan::parse_scenario(j, "test_predict");
+  const std::string assumed = topology::load_cluster_spec("dgx-h100").network.assumption;
+  REQUIRE_FALSE(assumed.empty());
+  sim::PredictOptions opt;
+  opt.fidelity = sim::Fidelity::kFast;
+  opt.run.iterations = 2;
+  opt.run.warmup = 1;
+  opt.gpus = {8};
+  const report::Report one_node = sim::predict(s, opt);
+  CHECK_FALSE(one_node.network_assumption.has_value());
+  CHECK_FALSE(report::report_to_json(one_node).contains("network_assumption"));
+  opt.gpus = {8, 16};
+  const report::Report two_nodes = sim::predict(s, opt);
+  REQUIRE(two_nodes.network_assumption.has_value());
+  CHECK(two_nodes.network_assumption->text == assumed);
+  const Json out = report::report_to_json(two_nodes);
+  CHECK(out.at("network_assumption").at("cluster") == "dgx-h100");
+  CHECK(out.at("network_assumption").at("text") == assumed);
+  CHECK_THAT(report::report_table(two_nodes),
+             Catch::Contains("the network between nodes of dgx-h100 rests on assumptions (clusters/dgx-h100.json "
+                             "(built-in), /network/assumption): " + assumed));
+  CHECK_THAT(report::report_html(two_nodes), Catch::Contains("the network between nodes of dgx-h100 rests on"));
 }
