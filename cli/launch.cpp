@@ -22,28 +22,32 @@ namespace scaletwin::cli {
 
 namespace {
 
-// The launcher's mpirun and the signal that stopped the launcher (0: none).
-volatile sig_atomic_t g_mpirun = 0;
+// The child the signals go to (the launcher's mpirun, the supervisor's rank) and the signal received (0: none).
+volatile sig_atomic_t g_child = 0;
 volatile sig_atomic_t g_stopped_by = 0;
 
-extern "C" void forward_to_mpirun(int sig) {
+extern "C" void forward_to_child(int sig) {
   g_stopped_by = sig;
-  if (g_mpirun > 0) kill(static_cast<pid_t>(g_mpirun), sig);
+  if (g_child > 0) {
+    kill(static_cast<pid_t>(g_child), sig);
+    kill(static_cast<pid_t>(g_child), SIGCONT);  // a stopped child acts on it only once continued
+  }
 }
 
-// While alive: SIGINT, SIGTERM and SIGHUP go to forward_to_mpirun (not restarted: waitpid sees EINTR); the old
+// While alive: SIGINT, SIGTERM and SIGHUP go to forward_to_child (not restarted: waitpid sees EINTR); the old
 // actions come back at the end.
 class ForwardSignals {
  public:
   ForwardSignals() {
+    g_stopped_by = 0;
     struct sigaction forward {};
-    forward.sa_handler = forward_to_mpirun;
+    forward.sa_handler = forward_to_child;
     sigemptyset(&forward.sa_mask);
     for (size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &forward, &old_[i]);
   }
   ~ForwardSignals() {
     for (size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &old_[i], nullptr);
-    g_mpirun = 0;
+    g_child = 0;
   }
   ForwardSignals(const ForwardSignals&) = delete;
   ForwardSignals& operator=(const ForwardSignals&) = delete;
@@ -53,16 +57,19 @@ class ForwardSignals {
   std::array<struct sigaction, 3> old_{};
 };
 
-// The supervisor's rank (a child process) and the signal the supervisor was sent (0: none).
-volatile sig_atomic_t g_rank_pid = 0;
-volatile sig_atomic_t g_supervisor_signal = 0;
+// Waits for child `pid` through signals; false when waitpid fails for another reason.
+bool wait_child(pid_t pid, int& status) {
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return false;
+  return true;
+}
 
-extern "C" void forward_to_rank(int sig) {
-  g_supervisor_signal = sig;
-  if (g_rank_pid > 0) {
-    kill(static_cast<pid_t>(g_rank_pid), sig);
-    kill(static_cast<pid_t>(g_rank_pid), SIGCONT);  // a stopped rank acts on it only once continued
-  }
+// The strings as the null-terminated array of pointers exec takes (they must outlive it).
+std::vector<char*> c_strings(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
 }
 
 constexpr char kSupervisorName[] = "scaletwin-supervisor";
@@ -70,18 +77,14 @@ constexpr char kRankChild[] = "SCALETWIN_RANK_CHILD";
 
 // The supervisor, re-executed as `scaletwin-supervisor PID RANK`: waits for the rank and returns the exit code.
 int supervise(pid_t rank_pid, const std::string& rank) {
-  g_rank_pid = rank_pid;
-  struct sigaction forward {};
-  forward.sa_handler = forward_to_rank;
-  sigemptyset(&forward.sa_mask);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &forward, nullptr);
+  g_child = rank_pid;  // before the handlers: a signal from the first moment reaches the rank
+  const ForwardSignals forward;
   int status = 0;
-  while (waitpid(rank_pid, &status, 0) < 0)
-    if (errno != EINTR) return kExitSystem;  // not its child: cannot happen after fork + exec
+  if (!wait_child(rank_pid, status)) return kExitSystem;  // not its child: cannot happen after fork + exec
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
   // Passed on from mpirun stopping the job: it knows why; the supervisor ends as the signal would have ended it.
-  if (g_supervisor_signal != 0) return 128 + g_supervisor_signal;
+  if (g_stopped_by != 0) return 128 + g_stopped_by;
   std::cerr << fmt::format("scaletwin: rank {} (pid {}) was killed by signal {} ({}): the job fails\n", rank,
                            static_cast<int>(rank_pid), sig, strsignal(sig));
   return kExitSystem;
@@ -114,12 +117,7 @@ int supervise_rank(int argc, char** argv) {
   for (char** e = environ; *e != nullptr; ++e)
     if (std::strncmp(*e, "OMPI_", 5) != 0 && std::strncmp(*e, "PMIX_", 5) != 0) env.emplace_back(*e);
   std::vector<std::string> args{kSupervisorName, std::to_string(pid), rank_name};
-  std::vector<char*> argv_out, envp;
-  for (auto& a : args) argv_out.push_back(a.data());
-  argv_out.push_back(nullptr);
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  execve(exe.c_str(), argv_out.data(), envp.data());
+  execve(exe.c_str(), c_strings(args).data(), c_strings(env).data());
   return supervise(pid, rank_name);  // exec failed: supervise as this process
 }
 
@@ -132,11 +130,8 @@ int launch_under_mpirun(const std::string& command, int ranks, const std::vector
   std::cerr << "scaletwin " << command << ": launching";
   for (const auto& s : args) std::cerr << ' ' << s;
   std::cerr << "\n";
-  std::vector<char*> argv;
-  for (auto& s : args) argv.push_back(s.data());
-  argv.push_back(nullptr);
+  std::vector<char*> argv = c_strings(args);
   std::cout.flush();
-  g_stopped_by = 0;
   const ForwardSignals forward;
   const pid_t pid = fork();
   if (pid < 0) throw SystemError(command + " --np: fork failed");
@@ -145,11 +140,10 @@ int launch_under_mpirun(const std::string& command, int ranks, const std::vector
     std::perror(("scaletwin " + command + ": cannot execute mpirun").c_str());
     _exit(kExitSystem);
   }
-  g_mpirun = pid;
+  g_child = pid;
   if (g_stopped_by != 0) kill(pid, g_stopped_by);  // a signal that came before mpirun's pid was known
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw SystemError(command + " --np: waitpid failed");
+  if (!wait_child(pid, status)) throw SystemError(command + " --np: waitpid failed");
   if (g_stopped_by != 0) {
     std::cerr << fmt::format("scaletwin {}: stopped by signal {} ({}): mpirun and its ranks have ended\n", command,
                              static_cast<int>(g_stopped_by), strsignal(g_stopped_by));
