@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/pair_key.hpp"
 #include "plan/oracle.hpp"
 
 namespace scaletwin::plan {
@@ -20,7 +21,7 @@ const topology::Route& ClusterCostModel::route(int src, int dst) const {
     throw InputError("", "--ranks",
                      fmt::format("at most {} ranks on this cluster (rank {} has no device)", rank_vertex_.size(),
                                  std::max(src, dst)));
-  const uint64_t key = static_cast<uint64_t>(src) << 32 | static_cast<uint32_t>(dst);
+  const uint64_t key = pair_key(src, dst);
   auto it = routes_.find(key);
   if (it == routes_.end())
     it = routes_.emplace(key, cluster_.route(rank_vertex_[static_cast<size_t>(src)],

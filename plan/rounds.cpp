@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "core/error.hpp"
+#include "core/pair_key.hpp"
 
 namespace scaletwin::plan {
 
@@ -98,8 +99,7 @@ class RoundsWriter {
     std::vector<Flow> merged;
     merged.reserve(flows.size());
     for (const Flow& f : flows) {
-      const uint64_t pair = (uint64_t{static_cast<uint32_t>(f.src)} << 32) | static_cast<uint32_t>(f.dst);
-      auto [it, fresh] = seen.emplace(pair, merged.size());
+      auto [it, fresh] = seen.emplace(pair_key(f.src, f.dst), merged.size());
       if (fresh) {
         merged.push_back(f);
       } else {

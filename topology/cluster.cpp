@@ -125,7 +125,8 @@ const std::vector<int>& Cluster::Impl::path(int source, int target, OtherEnd oth
     settled[static_cast<size_t>(u)] = 1;
     if (u == target) break;
     if (u != source && is_device[static_cast<size_t>(u)]) continue;  // devices are not transit vertices
-    for (const auto& arc : boost::make_iterator_range(boost::out_edges(static_cast<Graph::vertex_descriptor>(u), graph))) {
+    const auto arcs = boost::out_edges(static_cast<Graph::vertex_descriptor>(u), graph);
+    for (const auto& arc : boost::make_iterator_range(arcs)) {
       const auto v = static_cast<int>(boost::target(arc, graph));
       if (settled[static_cast<size_t>(v)] || outside(v)) continue;
       const int e = boost::get(boost::edge_index, graph, arc);

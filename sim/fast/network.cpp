@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/error.hpp"
+#include "core/pair_key.hpp"
 
 namespace scaletwin::sim::fast {
 
@@ -35,7 +36,7 @@ FlowNetwork::FlowNetwork(const topology::Cluster& cluster, const Calibration& ca
 }
 
 const FlowNetwork::RouteInfo& FlowNetwork::route(int from, int to) {
-  const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(from)) << 32) | static_cast<uint32_t>(to);
+  const uint64_t key = pair_key(from, to);
   auto it = routes_.find(key);
   if (it != routes_.end()) return it->second;
   RouteInfo info;
